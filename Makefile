@@ -1,0 +1,51 @@
+# One install path for machines without an apt ROS install (see README.md).
+#   make setup   .venv with the pinned wheels, the tf2_msgs/mavros_msgs interface build, the package
+#   make test    setup + the whole test suite (ruff included)
+#   make demo    setup + the demo
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP_VERSION := 26.3
+
+.PHONY: setup sysdeps test lint demo bench clean
+setup: $(VENV)/.package
+
+# cmake and a C++ compiler build the interface packages; install them from Debian if missing.
+sysdeps:
+	@if ! command -v cmake >/dev/null || ! command -v c++ >/dev/null; then \
+	  echo "installing cmake and g++ from Debian"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake g++ >/dev/null; \
+	fi
+
+$(PY):
+	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "the ROS 2 wheels are cp311: need Python 3.11"'
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.deps: requirements.txt | $(PY)
+	$(PY) -m pip install -q pip==$(PIP_VERSION)
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.interfaces: $(VENV)/.deps tools/build_interfaces.py $(wildcard interfaces/*/*.txt interfaces/*/*.xml interfaces/*/msg/* interfaces/*/srv/*) | sysdeps
+	$(PY) tools/build_interfaces.py
+	touch $@
+
+$(VENV)/.package: $(VENV)/.interfaces setup.py setup.cfg
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	touch $@
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: setup
+	$(PY) -m pytest
+
+demo: setup
+	$(PY) -m uvms_sim.demo
+
+bench: setup
+	$(PY) benchmarks/bench_dynamics.py
+
+clean:
+	rm -rf $(VENV) build install log *.egg-info

@@ -1,0 +1,99 @@
+"""Forward kinematics pass shared by ABA, RNEA and CRBA (seed 000 eqs. A1-A5, 9, 10)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..hydro.environment import Environment
+from ..hydro.forces import body_bias
+from ..model.model import Data, Model
+from ..spatial import Array, compose, motion_cross, motion_matrix
+
+DEFAULT_ENV = Environment()
+
+
+def check_finite(name: str, x: Array, size: int) -> Array:
+    """Validate an input vector: right length, finite. Raises ValueError naming it."""
+    arr = np.asarray(x, dtype=float)
+    if arr.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = np.flatnonzero(~np.isfinite(arr)).tolist()
+        raise ValueError(f"{name} has non-finite entries at indices {bad}")
+    return arr
+
+
+def placements(model: Model, data: Data, q: Array) -> None:
+    """Joint transforms and world poses: fills data.E, r, X, R_world, p_world."""
+    for i, joint in enumerate(model.joints):
+        E_T, r_T = model.tree[i]
+        E_J, r_J = joint.transform(q[model.idx_q[i] : model.idx_q[i] + joint.nq])
+        E, r = compose(E_T, r_T, E_J, r_J)
+        data.E[i] = E
+        data.r[i] = r
+        data.X[i] = motion_matrix(E, r)
+        lam = model.parents[i]
+        if lam < 0:
+            data.R_world[i] = E.T
+            data.p_world[i] = r
+        else:
+            data.R_world[i] = data.R_world[lam] @ E.T
+            data.p_world[i] = data.p_world[lam] + data.R_world[lam] @ r
+
+
+def velocities_and_bias(
+    model: Model,
+    data: Data,
+    v: Array,
+    env: Environment,
+    f_ext: Array | None,
+) -> None:
+    """Body velocities, velocity-product accelerations and hydrodynamic bias forces.
+
+    ``v_i = X_i v_λ + S_i q̇_i`` (seed 000 eq. 9), ``c_i = v_i × S_i q̇_i`` (eq. A3), and the
+    bias ``p_i`` of ``uvms_sim.hydro.forces`` with gravity, current and fluid acceleration
+    rotated into body axes (eq. 10).
+    """
+    gravity = env.gravity_vector
+    rho = env.density
+    for i, joint in enumerate(model.joints):
+        lam = model.parents[i]
+        vJ = joint.S @ v[model.idx_v[i] : model.idx_v[i] + joint.nv]
+        if lam < 0:
+            data.v[i] = vJ
+        else:
+            data.v[i] = data.X[i] @ data.v[lam] + vJ
+        data.c[i] = motion_cross(data.v[i], vJ)
+        data.bias[i] = body_bias(
+            model.I_RB[i],
+            model.M_A[i],
+            model.D_lin[i],
+            model.d_quad[i],
+            model.mass[i],
+            model.com[i],
+            rho * model.volume[i],
+            model.cob[i],
+            data.R_world[i],
+            data.v[i],
+            gravity,
+            env.current,
+            env.current_acceleration,
+            data.v_rel[i],
+            data.hydro_wrench[i],
+        )
+        if f_ext is not None:
+            data.bias[i] -= f_ext[i]
+
+
+def forward_kinematics(
+    model: Model,
+    data: Data,
+    q: Array,
+    v: Array | None = None,
+    env: Environment | None = None,
+    f_ext: Array | None = None,
+) -> None:
+    """Placements, and with ``v`` also velocities and bias forces, into ``data``."""
+    placements(model, data, q)
+    if v is not None:
+        velocities_and_bias(model, data, v, env or DEFAULT_ENV, f_ext)

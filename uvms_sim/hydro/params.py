@@ -1,0 +1,84 @@
+"""Hydrodynamic parameters of one rigid body.
+
+Matrices are in the linear-first order ``[u v w p q r]`` about the body origin and are stored
+as positive quantities: the added mass ``M_A`` (so ``I_H = I_RB + M_A``, seed 000 eq. 3), the
+linear damping ``D_l`` and the quadratic damping diagonal ``d_q`` (so the damping force is
+``-(D_l + diag(d_q |ν_r|)) ν_r``). ``from_fossen`` accepts SNAME coefficients with Fossen's sign
+convention (``X_udot = -5.5`` means 5.5 kg of added mass in surge, ``X_u = -4.03`` means
+4.03 N s/m of linear damping).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..spatial import Array
+
+AXES = ("u", "v", "w", "p", "q", "r")
+FORCES = ("X", "Y", "Z", "K", "M", "N")
+
+
+@dataclass(frozen=True)
+class Hydrodynamics:
+    """Added mass, damping and buoyancy of one body (all about the body origin)."""
+
+    added_mass: Array = field(default_factory=lambda: np.zeros((6, 6)))
+    linear_damping: Array = field(default_factory=lambda: np.zeros((6, 6)))
+    quadratic_damping: Array = field(default_factory=lambda: np.zeros(6))
+    volume: float = 0.0
+    center_of_buoyancy: Array = field(default_factory=lambda: np.zeros(3))
+
+    def __post_init__(self) -> None:
+        MA = np.array(self.added_mass, dtype=float).reshape(6, 6)
+        if not np.allclose(MA, MA.T, rtol=0, atol=1e-12 * max(1.0, np.abs(MA).max())):
+            raise ValueError("added_mass must be symmetric")
+        if np.any(np.linalg.eigvalsh(MA) < -1e-12):
+            raise ValueError("added_mass must be positive semi-definite")
+        Dl = np.array(self.linear_damping, dtype=float).reshape(6, 6)
+        dq = np.array(self.quadratic_damping, dtype=float).reshape(6)
+        if np.any(np.linalg.eigvalsh(0.5 * (Dl + Dl.T)) < -1e-12):
+            raise ValueError("linear_damping must be dissipative (symmetric part >= 0)")
+        if np.any(dq < 0):
+            raise ValueError("quadratic_damping must be >= 0")
+        if self.volume < 0:
+            raise ValueError("volume must be >= 0")
+        for name, value in (("added_mass", MA), ("linear_damping", Dl), ("quadratic_damping", dq)):
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+        cb = np.array(self.center_of_buoyancy, dtype=float).reshape(3)
+        cb.setflags(write=False)
+        object.__setattr__(self, "center_of_buoyancy", cb)
+
+    @classmethod
+    def from_fossen(
+        cls,
+        coefficients: dict[str, float],
+        volume: float = 0.0,
+        center_of_buoyancy: Array | None = None,
+    ) -> Hydrodynamics:
+        """Build from SNAME coefficients in Fossen's sign convention (negative = physical).
+
+        Keys: ``X_udot``.. (added mass, any pair such as ``Y_rdot``), ``X_u``.. (linear damping,
+        diagonal), ``X_uu``.. (quadratic damping, diagonal; ``X_u|u|`` is accepted as well).
+        """
+        MA = np.zeros((6, 6))
+        Dl = np.zeros((6, 6))
+        dq = np.zeros(6)
+        for key, value in coefficients.items():
+            force, _, rest = key.partition("_")
+            rest = rest.replace("|", "")
+            if force not in FORCES or not rest:
+                raise KeyError(f"{key!r} is not an SNAME coefficient such as X_udot, Y_v or N_rr")
+            i = FORCES.index(force)
+            if rest.endswith("dot") and rest[:-3] in AXES:
+                j = AXES.index(rest[:-3])
+                MA[i, j] = MA[j, i] = -float(value)
+            elif rest in AXES and AXES.index(rest) == i:
+                Dl[i, i] = -float(value)
+            elif len(rest) == 2 and rest[0] == rest[1] and AXES.index(rest[0]) == i:
+                dq[i] = -float(value)
+            else:
+                raise KeyError(f"{key!r}: only added-mass pairs and diagonal damping terms are supported")
+        return cls(MA, Dl, dq, volume, np.zeros(3) if center_of_buoyancy is None else center_of_buoyancy)
