@@ -28,8 +28,11 @@ BUILD = ROOT / "build" / "interfaces"
 
 def importable(package: str, python: str) -> bool:
     """True when ``package.msg`` or ``package.srv`` imports with ``python``."""
-    probe = f"import importlib.util as u, sys; sys.exit(not (u.find_spec('{package}.msg') or u.find_spec('{package}.srv')))"
-    result = subprocess.run([python, "-c", probe], capture_output=True, text=True)
+    probe = (
+        "import importlib.util as u, sys; "
+        f"sys.exit(not (u.find_spec('{package}.msg') or u.find_spec('{package}.srv')))"
+    )
+    result = subprocess.run([python, "-c", probe], check=False, capture_output=True, text=True)
     return result.returncode == 0
 
 
@@ -41,7 +44,11 @@ def fix_python_exports(prefix: Path, python: str) -> int:
     Returns the number of files rewritten.
     """
     info = subprocess.run(
-        [python, "-c", "import sysconfig, numpy; print(sysconfig.get_paths()['include']); print(numpy.get_include())"],
+        [
+            python,
+            "-c",
+            "import sysconfig, numpy; print(sysconfig.get_paths()['include']); print(numpy.get_include())",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -81,24 +88,34 @@ def build(package: str, prefix: Path, python: str, jobs: int) -> None:
     env["AMENT_PREFIX_PATH"] = str(prefix)
     configure = [
         "cmake",
-        "-S", str(source),
-        "-B", str(build_dir),
+        "-S",
+        str(source),
+        "-B",
+        str(build_dir),
         f"-DCMAKE_INSTALL_PREFIX={prefix}",
         f"-DCMAKE_PREFIX_PATH={prefix}",
         f"-DPython3_EXECUTABLE={python}",
         "-DBUILD_TESTING=OFF",
         "-DCMAKE_BUILD_TYPE=Release",
     ]
-    for cmd in (configure, ["cmake", "--build", str(build_dir), "-j", str(jobs)], ["cmake", "--install", str(build_dir)]):
-        result = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    for cmd in (
+        configure,
+        ["cmake", "--build", str(build_dir), "-j", str(jobs)],
+        ["cmake", "--install", str(build_dir)],
+    ):
+        result = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True)
         if result.returncode != 0:
             sys.stderr.write(result.stdout[-4000:] + result.stderr[-4000:])
-            raise SystemExit(f"build_interfaces: '{' '.join(cmd[:3])} ...' failed for {package} (exit {result.returncode})")
+            raise SystemExit(
+                f"build_interfaces: '{' '.join(cmd[:3])} ...' failed for {package} (exit {result.returncode})"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--prefix", default=sys.prefix, help="install prefix (default: this Python's environment)")
+    parser.add_argument(
+        "--prefix", default=sys.prefix, help="install prefix (default: this Python's environment)"
+    )
     parser.add_argument("--force", action="store_true", help="build even when the package is importable")
     parser.add_argument("packages", nargs="*", help="packages under interfaces/ (default: all)")
     args = parser.parse_args()
@@ -112,7 +129,9 @@ def main() -> None:
         return
     for tool in ("cmake", "c++"):
         if shutil.which(tool) is None:
-            raise SystemExit(f"build_interfaces: '{tool}' not found; install cmake and g++ (apt-get install cmake g++)")
+            raise SystemExit(
+                f"build_interfaces: '{tool}' not found; install cmake and g++ (apt-get install cmake g++)"
+            )
     fixed = fix_python_exports(prefix, python)
     print(f"build_interfaces: pointed {fixed} message export file(s) at {sysconfig.get_paths()['include']}")
     jobs = os.cpu_count() or 2

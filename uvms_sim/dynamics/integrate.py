@@ -100,7 +100,7 @@ def _tangent_rate(model: Model, theta: Array, v: Array) -> Array:
     return out
 
 
-Accel = Callable[[Array, Array], Array]
+Accel = Callable[[Array, Array, float], Array]  # (q, v, t) -> q̈
 
 
 def _check(model: Model, name: str, x: Array, t: float | None = None) -> None:
@@ -117,39 +117,41 @@ def _check(model: Model, name: str, x: Array, t: float | None = None) -> None:
         raise NonFiniteStateError(f"non-finite {name}{at}: {', '.join(where)}; state not advanced")
 
 
-def step_semi_implicit_euler(model: Model, q: Array, v: Array, h: float, accel: Accel) -> tuple[Array, Array]:
-    """One symplectic (semi-implicit) Euler step of size h."""
-    a = accel(q, v)
-    _check(model, "a", a)
+def step_semi_implicit_euler(
+    model: Model, q: Array, v: Array, h: float, accel: Accel, t: float = 0.0
+) -> tuple[Array, Array]:
+    """One symplectic (semi-implicit) Euler step of size h from time t."""
+    a = accel(q, v, t)
+    _check(model, "a", a, t)
     v1 = v + h * a
     q1 = integrate(model, q, h * v1)
-    _check(model, "v", v1)
-    _check(model, "q", q1)
+    _check(model, "v", v1, t + h)
+    _check(model, "q", q1, t + h)
     return q1, v1
 
 
-def step_rk4(model: Model, q: Array, v: Array, h: float, accel: Accel) -> tuple[Array, Array]:
-    """One fourth-order Runge-Kutta-Munthe-Kaas step of size h."""
+def step_rk4(model: Model, q: Array, v: Array, h: float, accel: Accel, t: float = 0.0) -> tuple[Array, Array]:
+    """One fourth-order Runge-Kutta-Munthe-Kaas step of size h from time t."""
     zero = np.zeros(model.nv)
-    a1 = accel(q, v)
-    _check(model, "a", a1)
+    a1 = accel(q, v, t)
+    _check(model, "a", a1, t)
     k1 = _tangent_rate(model, zero, v)
     th2 = 0.5 * h * k1
     v2 = v + 0.5 * h * a1
-    a2 = accel(integrate(model, q, th2), v2)
+    a2 = accel(integrate(model, q, th2), v2, t + 0.5 * h)
     k2 = _tangent_rate(model, th2, v2)
     th3 = 0.5 * h * k2
     v3 = v + 0.5 * h * a2
-    a3 = accel(integrate(model, q, th3), v3)
+    a3 = accel(integrate(model, q, th3), v3, t + 0.5 * h)
     k3 = _tangent_rate(model, th3, v3)
     th4 = h * k3
     v4 = v + h * a3
-    a4 = accel(integrate(model, q, th4), v4)
+    a4 = accel(integrate(model, q, th4), v4, t + h)
     k4 = _tangent_rate(model, th4, v4)
     v1 = v + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
     q1 = integrate(model, q, (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4))
-    _check(model, "v", v1)
-    _check(model, "q", q1)
+    _check(model, "v", v1, t + h)
+    _check(model, "q", q1, t + h)
     return q1, v1
 
 
@@ -172,4 +174,4 @@ def step(
         stepper = INTEGRATORS[method]
     except KeyError:
         raise ValueError(f"integrator {method!r} is not one of {sorted(INTEGRATORS)}") from None
-    return stepper(model, q, v, h, lambda qq, vv: aba(model, data, qq, vv, tau, env, f_ext))
+    return stepper(model, q, v, h, lambda qq, vv, _t: aba(model, data, qq, vv, tau, env, f_ext))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.model import Data, Model
-from ..spatial import Array
+from ..spatial import Array, cross
 from .kinematics import check_finite, forward_kinematics
 
 
@@ -36,5 +36,5 @@ def momentum_world(model: Model, data: Data, q: Array, v: Array, include_added_m
         R, p = data.R_world[i], data.p_world[i]
         lin = R @ h[:3]
         total[:3] += lin
-        total[3:] += R @ h[3:] + np.cross(p, lin)
+        total[3:] += R @ h[3:] + cross(p, lin)
     return total

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spatial import Array, force_cross
+from ..spatial import Array, cross, force_cross
 
 
 def body_bias(
@@ -52,13 +52,13 @@ def body_bias(
     p = force_cross(v, I_RB @ v)
     if M_A.any():
         nuc_dot = np.zeros(6)
-        nuc_dot[:3] = R.T @ current_accel - np.cross(w, vc_b)
+        nuc_dot[:3] = R.T @ current_accel - cross(w, vc_b)
         p += force_cross(vr, M_A @ vr) - M_A @ nuc_dot
     p += D_lin @ vr + d_quad * np.abs(vr) * vr
     fg = mass * g_b
     fb = rho_volume * (R.T @ current_accel - g_b)
     ext = out_wrench
     ext[:3] = fg + fb
-    ext[3:] = np.cross(com, fg) + np.cross(cob, fb)
+    ext[3:] = cross(com, fg) + cross(cob, fb)
     p -= ext
     return p

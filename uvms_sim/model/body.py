@@ -42,7 +42,9 @@ class Body:
             raise ValueError(f"body {self.name!r}: inertia must be symmetric")
         ev = np.linalg.eigvalsh(inertia)
         if ev.min() < -1e-12 or (ev.sum() - 2.0 * ev.max()) < -1e-9 * max(1.0, ev.sum()):
-            raise ValueError(f"body {self.name!r}: inertia {ev} violates positivity or the triangle inequality")
+            raise ValueError(
+                f"body {self.name!r}: inertia {ev} violates positivity or the triangle inequality"
+            )
         object.__setattr__(self, "inertia", inertia)
         object.__setattr__(self, "com", np.array(self.com, dtype=float).reshape(3))
         object.__setattr__(self, "origin_xyz", np.array(self.origin_xyz, dtype=float).reshape(3))
