@@ -224,3 +224,6 @@ def walker() -> Model:
             )
         )
     return Model(bodies, name="walker")
+
+
+MODELS = {"bluerov2": bluerov2, "bluerov2_arm": bluerov2_with_arm, "walker": walker}

@@ -1,0 +1,1 @@
+"""ROS 2 layer: the only part of uvms_sim that imports rclpy."""

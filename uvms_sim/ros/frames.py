@@ -1,0 +1,32 @@
+"""Frame conversions at the ROS boundary (REP-103/REP-105).
+
+Physics runs in world NED with body FRD; ROS ``odom`` is ENU and ``base_link`` FLU. This is
+the one place those conversions live.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from transforms3d.quaternions import mat2quat, quat2mat
+
+from ..spatial import Array
+
+# ENU <- NED: swap x/y, flip z.   FRD <- FLU: flip y and z (its own inverse).
+NED_TO_ENU = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])
+FLU_TO_FRD = np.diag([1.0, -1.0, -1.0])
+
+
+def position_ned_to_enu(p: Array) -> Array:
+    return NED_TO_ENU @ p
+
+
+def quat_ned_frd_to_enu_flu(q_wxyz: Array) -> Array:
+    """Attitude of base_link (FLU) in odom (ENU) from FRD-in-NED, both ``[w x y z]``."""
+    R = NED_TO_ENU @ quat2mat(q_wxyz) @ FLU_TO_FRD
+    q = mat2quat(R)
+    return q if q[0] >= 0 else -q
+
+
+def body_frd_to_flu(x: Array) -> Array:
+    """A body-axes vector (velocity, angular rate, force) from FRD to FLU."""
+    return FLU_TO_FRD @ x
