@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
+from rclpy.executors import SingleThreadedExecutor
 from ros_helpers import ros_context, spin_until
 from tf2_msgs.msg import TFMessage
 
@@ -22,12 +25,17 @@ def test_forward_wrench_moves_base_link_forward_and_nan_is_rejected() -> None:
         sim = SimulatorNode(
             context=ctx,
             parameter_overrides=[
-                Parameter("real_time_factor", value=5.0),
+                Parameter("real_time_factor", value=2.0),
                 Parameter("physics_rate", value=200.0),
+                Parameter("command_timeout", value=2.0),
             ],
         )
+        # the simulator spins in its own executor thread, as it would in its own process
+        sim_executor = SingleThreadedExecutor(context=ctx)
+        sim_executor.add_node(sim)
+        spinner = threading.Thread(target=sim_executor.spin, daemon=True)
+        spinner.start()
         user = rclpy.create_node("user", context=ctx)
-        executor.add_node(sim)
         executor.add_node(user)
         odoms: list[Odometry] = []
         tfs: list[TFMessage] = []
@@ -61,3 +69,5 @@ def test_forward_wrench_moves_base_link_forward_and_nan_is_rejected() -> None:
         tf = tfs[-1].transforms[0]
         assert (tf.header.frame_id, tf.child_frame_id) == ("odom", "base_link")
         assert np.all(np.isfinite(sim.sim.state.q))  # no NaN reached the state
+        sim_executor.shutdown()
+        sim.destroy_node()
