@@ -56,9 +56,6 @@ class Model:
         self.mass = np.array([b.mass for b in bodies])
         self.com = np.array([b.com for b in bodies])
         self.I_H = self.I_RB + self.M_A  # seed 000 eq. 3
-        self.has_hydro = bool(
-            np.any(self.M_A) or np.any(self.D_lin) or np.any(self.d_quad) or np.any(self.volume)
-        )
         for arr in (self.I_RB, self.M_A, self.D_lin, self.d_quad, self.volume, self.cob, self.I_H):
             arr.setflags(write=False)
 
