@@ -77,7 +77,7 @@ class Hydrodynamics:
                 MA[i, j] = MA[j, i] = -float(value)
             elif rest in AXES and AXES.index(rest) == i:
                 Dl[i, i] = -float(value)
-            elif len(rest) == 2 and rest[0] == rest[1] and AXES.index(rest[0]) == i:
+            elif len(rest) == 2 and rest[0] == rest[1] and rest[0] in AXES and AXES.index(rest[0]) == i:
                 dq[i] = -float(value)
             else:
                 raise KeyError(f"{key!r}: only added-mass pairs and diagonal damping terms are supported")

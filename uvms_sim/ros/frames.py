@@ -27,6 +27,7 @@ def quat_ned_frd_to_enu_flu(q_wxyz: Array) -> Array:
     return q if q[0] >= 0 else -q
 
 
-def body_frd_to_flu(x: Array) -> Array:
-    """A body-axes vector (velocity, angular rate, force) from FRD to FLU."""
+def body_frd_flu(x: Array) -> Array:
+    """A body-axes vector (velocity, rate, force, moment) from FRD to FLU or back (the map is
+    its own inverse)."""
     return FLU_TO_FRD @ x

@@ -98,7 +98,7 @@ class SimulatorNode(Node):
         if not np.all(np.isfinite(w)):
             self.get_logger().warning("cmd_wrench with NaN/inf rejected", throttle_duration_sec=1.0)
             return
-        frd = np.concatenate((frames.body_frd_to_flu(w[:3]), frames.body_frd_to_flu(w[3:])))
+        frd = np.concatenate((frames.body_frd_flu(w[:3]), frames.body_frd_flu(w[3:])))
         with self.lock:
             self.sim.set_body_wrench(0, frd)
             self.last_command = self.sim.state.t
@@ -133,8 +133,8 @@ class SimulatorNode(Node):
         odom.pose.pose.position.x, odom.pose.pose.position.y, odom.pose.pose.position.z = map(float, p)
         o = odom.pose.pose.orientation
         o.w, o.x, o.y, o.z = map(float, quat)
-        lin = frames.body_frd_to_flu(s.v[:3])
-        ang = frames.body_frd_to_flu(s.v[3:6])
+        lin = frames.body_frd_flu(s.v[:3])
+        ang = frames.body_frd_flu(s.v[3:6])
         t = odom.twist.twist
         t.linear.x, t.linear.y, t.linear.z = map(float, lin)
         t.angular.x, t.angular.y, t.angular.z = map(float, ang)

@@ -1,0 +1,47 @@
+"""SNAME coefficients in Fossen's sign convention become positive matrices; bad keys are named."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from uvms_sim.hydro import Hydrodynamics
+from uvms_sim.model.library import bluerov2_body
+
+
+def test_bluerov2_coefficients_convert_with_fossen_signs() -> None:
+    h = bluerov2_body().hydro
+    assert np.allclose(np.diag(h.added_mass), [5.5, 12.7, 14.57, 0.12, 0.12, 0.12])
+    assert np.allclose(np.diag(h.linear_damping), [4.03, 6.22, 5.18, 0.07, 0.07, 0.07])
+    assert np.allclose(h.quadratic_damping, [18.18, 21.66, 36.99, 1.55, 1.55, 1.55])
+    assert h.volume * 1000.0 * 9.81 == pytest.approx(114.8)  # B = ρ g V
+
+
+def test_coupled_added_mass_pair_is_symmetric_and_abs_notation_accepted() -> None:
+    h = Hydrodynamics.from_fossen(
+        {"X_udot": -5.0, "Z_wdot": -8.0, "M_qdot": -1.0, "Z_qdot": -0.5, "X_u|u|": -3.0}
+    )
+    assert h.added_mass[2, 4] == h.added_mass[4, 2] == 0.5
+    assert h.quadratic_damping[0] == 3.0
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("Q_u", "not an SNAME coefficient"),
+        ("X_v", "only added-mass pairs"),
+        ("X_aa", "only added-mass pairs"),
+    ],
+)
+def test_bad_coefficient_names_are_rejected(key: str, message: str) -> None:
+    with pytest.raises(KeyError, match=message):
+        Hydrodynamics.from_fossen({key: -1.0})
+
+
+def test_non_physical_matrices_are_rejected() -> None:
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        Hydrodynamics(added_mass=-np.eye(6))
+    with pytest.raises(ValueError, match="symmetric"):
+        Hydrodynamics(added_mass=np.triu(np.ones((6, 6))))
+    with pytest.raises(ValueError, match="dissipative"):
+        Hydrodynamics(linear_damping=-np.eye(6))
