@@ -40,7 +40,6 @@ class Simulator:
         self.state = State(self.model.neutral(), np.zeros(self.model.nv))
         self.tau = np.zeros(self.model.nv)
         self.f_ext = np.zeros((self.model.nbodies, 6))
-        self.last_acceleration = np.zeros(self.model.nv)
 
     def reset(self, q: Array | None = None, v: Array | None = None) -> None:
         """Back to ``q`` (default: neutral) and ``v`` (default: rest) at t = 0."""
@@ -68,5 +67,4 @@ class Simulator:
     def acceleration(self) -> Array:
         """q̈ at the current state and inputs (also fills data.a with body accelerations)."""
         s = self.state
-        self.last_acceleration = aba(self.model, self.data, s.q, s.v, self.tau, self.env, self.f_ext)
-        return self.last_acceleration
+        return aba(self.model, self.data, s.q, s.v, self.tau, self.env, self.f_ext)

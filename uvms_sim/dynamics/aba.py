@@ -47,10 +47,10 @@ def aba(
         joint = model.joints[i]
         lam = model.parents[i]
         if joint.nv:
-            U = IA[i] @ joint.S
-            Dinv = np.linalg.inv(joint.S.T @ U)
-            u = tau[model.idx_v[i] : model.idx_v[i] + joint.nv] - joint.S.T @ pA[i]
-            data.U[i], data.Dinv[i], data.u[i] = U, Dinv, u
+            U, Dinv, u = data.U[i], data.Dinv[i], data.u[i]  # preallocated in Data, filled in place
+            np.matmul(IA[i], joint.S, out=U)
+            Dinv[:] = np.linalg.inv(joint.S.T @ U)
+            u[:] = tau[model.idx_v[i] : model.idx_v[i] + joint.nv] - joint.S.T @ pA[i]
         if lam < 0:
             continue
         if joint.nv:
