@@ -15,6 +15,7 @@ setup(
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/launch", glob("launch/*.launch.py")),
         ("share/" + package_name + "/config", glob("config/*.yaml")),
+        ("share/" + package_name + "/config/urdf", glob("config/urdf/*")),
     ],
     install_requires=["setuptools"],
     zip_safe=True,

@@ -3,21 +3,71 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from .model.library import MODELS
+import numpy as np
+
+from .model import ConfigError, load
+from .model.configs import resolve, shipped_configs
 
 
-def main(argv: list[str] | None = None) -> None:
+def _summary(path: str) -> str:
+    system = load(resolve(path))
+    m = system.model
+    lines = [f"{system.name}: {m.nbodies} bodies, nq={m.nq}, nv={m.nv} ({system.source})"]
+    g, rho = system.environment.gravity, system.environment.density
+    for v in system.vehicles:
+        idx = [m.body_index(b) for b in v.bodies]
+        mass = float(m.mass[idx].sum())
+        vol = float(m.volume[idx].sum())
+        lines.append(
+            f"  vehicle {v.name}: root {v.root}, {len(v.bodies)} links, {len(v.thrusters)} thrusters, "
+            f"mass {mass:.3f} kg, weight {mass * g:.2f} N, buoyancy {rho * vol * g:.2f} N"
+        )
+    if system.environment.current_profile is not None:
+        lines.append(f"  current: {type(system.environment.current_profile).__name__}")
+    elif np.any(system.environment.current):
+        lines.append(f"  current: {system.environment.current.tolist()} m/s (NED)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="uvms-sim", description="uvms_sim tools")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("models", help="list the built-in models")
+    sub.add_parser("models", help="list the shipped system descriptions (config/*.yaml)")
+    check = sub.add_parser(
+        "check", help="load a description (.yaml/.urdf/.xacro or a shipped name) and summarise it"
+    )
+    check.add_argument("description", nargs="+")
+    conv = sub.add_parser("convert", help="write a description (e.g. a URDF) as a uvms_sim YAML file")
+    conv.add_argument("source")
+    conv.add_argument("output")
+    conv.add_argument("--overlay", help="YAML overlay with hydrodynamics/thrusters for a URDF")
     sub.add_parser("demo", help="run the ROS 2 demo (same as python -m uvms_sim.demo)")
     args = parser.parse_args(argv)
-    if args.command == "models":
-        for name, factory in MODELS.items():
-            m = factory()
-            print(f"{name:14s} bodies={m.nbodies:3d} nq={m.nq:3d} nv={m.nv:3d}")
-    elif args.command == "demo":
-        from . import demo
+    try:
+        if args.command == "models":
+            for name, path in shipped_configs().items():
+                m = load(path).model
+                print(f"{name:26s} bodies={m.nbodies:3d} nq={m.nq:3d} nv={m.nv:3d}  {path}")
+        elif args.command == "check":
+            for d in args.description:
+                print(_summary(d))
+        elif args.command == "convert":
+            from .model.export import save_yaml
 
-        demo.main()
+            system = load(resolve(args.source), overlay=args.overlay)
+            save_yaml(system, args.output, f"Converted by uvms-sim convert from {args.source}")
+            print(f"wrote {args.output}")
+        elif args.command == "demo":
+            from . import demo
+
+            demo.main()
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,6 +15,7 @@ from .dynamics import aba, step
 from .dynamics.kinematics import check_finite
 from .hydro.environment import Environment
 from .model.model import Model
+from .model.system import System
 from .spatial import Array
 
 
@@ -41,6 +42,13 @@ class Simulator:
         self.tau = np.zeros(self.model.nv)
         self.f_ext = np.zeros((self.model.nbodies, 6))
 
+    @classmethod
+    def from_system(cls, system: System, method: str = "rk4") -> Simulator:
+        """A simulator of a loaded description, at its initial configuration."""
+        sim = cls(system.model, system.environment, method)
+        sim.reset(system.initial_q)
+        return sim
+
     def reset(self, q: Array | None = None, v: Array | None = None) -> None:
         """Back to ``q`` (default: neutral) and ``v`` (default: rest) at t = 0."""
         q = self.model.neutral() if q is None else check_finite("q", q, self.model.nq)
@@ -60,11 +68,11 @@ class Simulator:
         if not dt > 0.0:
             raise ValueError(f"dt must be > 0, got {dt}")
         s = self.state
-        q, v = step(self.model, self.data, s.q, s.v, self.tau, dt, self.env, self.f_ext, self.method)
+        q, v = step(self.model, self.data, s.q, s.v, self.tau, dt, self.env, self.f_ext, self.method, s.t)
         self.state = State(q, v, s.t + dt)
         return self.state
 
     def acceleration(self) -> Array:
         """q̈ at the current state and inputs (also fills data.a with body accelerations)."""
         s = self.state
-        return aba(self.model, self.data, s.q, s.v, self.tau, self.env, self.f_ext)
+        return aba(self.model, self.data, s.q, s.v, self.tau, self.env, self.f_ext, s.t)

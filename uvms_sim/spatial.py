@@ -105,3 +105,10 @@ def spatial_inertia(mass: float, com: Array, inertia_com: Array) -> Array:
     out[3:, :3] = mass * c
     out[3:, 3:] = np.asarray(inertia_com, dtype=float) - mass * c @ c
     return out
+
+
+def shift_to_origin(M_center: Array, center: Array) -> Array:
+    """A 6x6 inertia-like matrix given about ``center`` (body axes) re-expressed about the
+    body origin: ``Xᵀ M X`` with X the motion transform origin -> centre."""
+    X = motion_matrix(np.eye(3), np.asarray(center, dtype=float))
+    return X.T @ M_center @ X

@@ -18,6 +18,7 @@ def aba(
     tau: Array,
     env: Environment | None = None,
     f_ext: Array | None = None,
+    t: float = 0.0,
 ) -> Array:
     """Joint accelerations ``q̈`` (nv) for generalized forces ``tau`` at state ``(q, v)``.
 
@@ -39,7 +40,7 @@ def aba(
     q = check_finite("q", q, model.nq)
     v = check_finite("v", v, model.nv)
     tau = check_finite("tau", tau, model.nv)
-    forward_kinematics(model, data, q, v, env, f_ext)
+    forward_kinematics(model, data, q, v, env, f_ext, t)
     IA, pA = data.IA, data.pA
     IA[:] = model.I_H
     pA[:] = data.bias

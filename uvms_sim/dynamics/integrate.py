@@ -168,10 +168,12 @@ def step(
     env: Environment | None = None,
     f_ext: Array | None = None,
     method: str = "rk4",
+    t: float = 0.0,
 ) -> tuple[Array, Array]:
-    """Advance ``(q, v)`` by ``h`` seconds under constant ``tau`` and ``f_ext`` with ABA."""
+    """Advance ``(q, v)`` from time ``t`` by ``h`` seconds under constant ``tau`` and ``f_ext``
+    with ABA (a time-varying current is evaluated at each stage's time)."""
     try:
         stepper = INTEGRATORS[method]
     except KeyError:
         raise ValueError(f"integrator {method!r} is not one of {sorted(INTEGRATORS)}") from None
-    return stepper(model, q, v, h, lambda qq, vv, _t: aba(model, data, qq, vv, tau, env, f_ext))
+    return stepper(model, q, v, h, lambda qq, vv, tt: aba(model, data, qq, vv, tau, env, f_ext, tt), t)

@@ -47,15 +47,17 @@ def velocities_and_bias(
     v: Array,
     env: Environment,
     f_ext: Array | None,
+    t: float = 0.0,
 ) -> None:
     """Body velocities, velocity-product accelerations and hydrodynamic bias forces.
 
     ``v_i = X_i v_λ + S_i q̇_i`` (seed 000 eq. 9), ``c_i = v_i × S_i q̇_i`` (eq. A3), and the
     bias ``p_i`` of ``uvms_sim.hydro.forces`` with gravity, current and fluid acceleration
-    rotated into body axes (eq. 10).
+    rotated into body axes (eq. 10); the current and its acceleration are taken at time t.
     """
     gravity = env.gravity_vector
     rho = env.density
+    current, current_accel = env.fluid_state(t)
     for i, joint in enumerate(model.joints):
         lam = model.parents[i]
         vJ = joint.S @ v[model.idx_v[i] : model.idx_v[i] + joint.nv]
@@ -76,10 +78,12 @@ def velocities_and_bias(
             data.R_world[i],
             data.v[i],
             gravity,
-            env.current,
-            env.current_acceleration,
+            current,
+            current_accel,
             data.v_rel[i],
             data.hydro_wrench[i],
+            model.drag[i],
+            rho,
         )
         if f_ext is not None:
             data.bias[i] -= f_ext[i]
@@ -92,8 +96,9 @@ def forward_kinematics(
     v: Array | None = None,
     env: Environment | None = None,
     f_ext: Array | None = None,
+    t: float = 0.0,
 ) -> None:
-    """Placements, and with ``v`` also velocities and bias forces, into ``data``."""
+    """Placements, and with ``v`` also velocities and bias forces (at time t), into ``data``."""
     placements(model, data, q)
     if v is not None:
-        velocities_and_bias(model, data, v, env or DEFAULT_ENV, f_ext)
+        velocities_and_bias(model, data, v, env or DEFAULT_ENV, f_ext, t)

@@ -18,6 +18,7 @@ def rnea(
     a: Array,
     env: Environment | None = None,
     f_ext: Array | None = None,
+    t: float = 0.0,
 ) -> Array:
     """Generalized forces ``tau`` that produce accelerations ``a`` at state ``(q, v)``.
 
@@ -33,7 +34,7 @@ def rnea(
     q = check_finite("q", q, model.nq)
     v = check_finite("v", v, model.nv)
     a = check_finite("a", a, model.nv)
-    forward_kinematics(model, data, q, v, env, f_ext)
+    forward_kinematics(model, data, q, v, env, f_ext, t)
     for i, joint in enumerate(model.joints):
         lam = model.parents[i]
         aJ = joint.S @ a[model.idx_v[i] : model.idx_v[i] + joint.nv] + data.c[i]
@@ -49,7 +50,13 @@ def rnea(
 
 
 def nonlinear_effects(
-    model: Model, data: Data, q: Array, v: Array, env: Environment | None = None, f_ext: Array | None = None
+    model: Model,
+    data: Data,
+    q: Array,
+    v: Array,
+    env: Environment | None = None,
+    f_ext: Array | None = None,
+    t: float = 0.0,
 ) -> Array:
     """``h(q, v) = rnea(q, v, 0)``: Coriolis, damping, gravity, buoyancy and fluid terms."""
-    return rnea(model, data, q, v, np.zeros(model.nv), env, f_ext)
+    return rnea(model, data, q, v, np.zeros(model.nv), env, f_ext, t)

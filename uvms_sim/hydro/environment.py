@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
 from ..spatial import Array
+
+
+class CurrentProfile(Protocol):
+    """A time-varying uniform current (see ``uvms_sim.hydro.current``)."""
+
+    def velocity(self, t: float) -> Array: ...
+
+    def acceleration(self, t: float) -> Array: ...
 
 
 @dataclass
@@ -14,20 +23,35 @@ class Environment:
     """Gravity and fluid state, all in the world NED frame.
 
     ``current`` is the (irrotational, spatially uniform) water velocity and
-    ``current_acceleration`` its time derivative ``a_f`` (seed 000 eqs. 5 and 8).
-    ``density`` is the water density in kg/m^3 (1000 fresh, 1025 sea).
+    ``current_acceleration`` its time derivative ``a_f`` (seed 000 eqs. 5 and 8); for a current
+    that changes with time give ``current_profile`` instead, whose acceleration is the exact
+    derivative of its velocity. ``density`` is the water density in kg/m^3 (1000 fresh,
+    1025 sea).
     """
 
     gravity: float = 9.81
     density: float = 1000.0
     current: Array = field(default_factory=lambda: np.zeros(3))
     current_acceleration: Array = field(default_factory=lambda: np.zeros(3))
+    current_profile: CurrentProfile | None = None
 
     def __post_init__(self) -> None:
         self.current = np.asarray(self.current, dtype=float).reshape(3)
         self.current_acceleration = np.asarray(self.current_acceleration, dtype=float).reshape(3)
+        if not (np.isfinite(self.gravity) and self.gravity >= 0.0):
+            raise ValueError(f"gravity must be a finite number >= 0, got {self.gravity}")
+        if not (np.isfinite(self.density) and self.density > 0.0):
+            raise ValueError(f"density must be a finite number > 0, got {self.density}")
+        if self.current_profile is not None and (self.current.any() or self.current_acceleration.any()):
+            raise ValueError("give either a constant current or a current_profile, not both")
 
     @property
     def gravity_vector(self) -> Array:
         """Gravity acceleration in NED (down is +z)."""
         return np.array([0.0, 0.0, self.gravity])
+
+    def fluid_state(self, t: float) -> tuple[Array, Array]:
+        """Water velocity and acceleration ``(v_c, a_f)`` at time t (world NED)."""
+        if self.current_profile is None:
+            return self.current, self.current_acceleration
+        return self.current_profile.velocity(t), self.current_profile.acceleration(t)

@@ -11,6 +11,7 @@ fluid velocity seen in body axes, the force a body's joint must supply is
       - m R^T g        at the centre of gravity
       + ρ V R^T g      buoyancy f^B (eq. 7) at the centre of buoyancy
       - ρ V R^T a_f    fluid-acceleration (Froude-Krylov) force f^F (eq. 8), also at the CoB
+      - f_drag(ν_r)    per-link strip-theory drag, if the link has one (``hydro.drag``)
       - f_ext.
 
 For one free body this is term for term Fossen's
@@ -22,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..spatial import Array, cross, force_cross
+from .drag import CylinderDrag, cylinder_drag_wrench
 
 
 def body_bias(
@@ -40,9 +42,11 @@ def body_bias(
     current_accel: Array,
     out_vrel: Array,
     out_wrench: Array,
+    drag: CylinderDrag | None = None,
+    rho: float = 0.0,
 ) -> Array:
-    """Bias ``p`` of one body; writes ``ν_r`` into ``out_vrel`` and the wrench of gravity and
-    the fluid on the body (everything but the Coriolis terms' sign-flipped) into ``out_wrench``."""
+    """Bias ``p`` of one body; writes ``ν_r`` into ``out_vrel`` and the wrench of gravity,
+    buoyancy, fluid acceleration and per-link ``drag`` on the body into ``out_wrench``."""
     g_b = R.T @ gravity
     vc_b = R.T @ current
     w = v[3:]
@@ -60,5 +64,7 @@ def body_bias(
     ext = out_wrench
     ext[:3] = fg + fb
     ext[3:] = cross(com, fg) + cross(cob, fb)
+    if drag is not None:
+        ext += cylinder_drag_wrench(drag, vr, rho)
     p -= ext
     return p

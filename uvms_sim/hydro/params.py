@@ -3,7 +3,9 @@
 Matrices are in the linear-first order ``[u v w p q r]`` about the body origin and are stored
 as positive quantities: the added mass ``M_A`` (so ``I_H = I_RB + M_A``, seed 000 eq. 3), the
 linear damping ``D_l`` and the quadratic damping diagonal ``d_q`` (so the damping force is
-``-(D_l + diag(d_q |ν_r|)) ν_r``). ``from_fossen`` accepts SNAME coefficients with Fossen's sign
+``-(D_l + diag(d_q |ν_r|)) ν_r``). ``drag`` adds a per-link strip-theory drag model
+(``uvms_sim.hydro.drag``) on top of (usually instead of) the lumped damping.
+``from_fossen`` accepts SNAME coefficients with Fossen's sign
 convention (``X_udot = -5.5`` means 5.5 kg of added mass in surge, ``X_u = -4.03`` means
 4.03 N s/m of linear damping).
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..spatial import Array
+from .drag import CylinderDrag
 
 AXES = ("u", "v", "w", "p", "q", "r")
 FORCES = ("X", "Y", "Z", "K", "M", "N")
@@ -29,6 +32,7 @@ class Hydrodynamics:
     quadratic_damping: Array = field(default_factory=lambda: np.zeros(6))
     volume: float = 0.0
     center_of_buoyancy: Array = field(default_factory=lambda: np.zeros(3))
+    drag: CylinderDrag | None = None
 
     def __post_init__(self) -> None:
         MA = np.array(self.added_mass, dtype=float).reshape(6, 6)
@@ -57,6 +61,7 @@ class Hydrodynamics:
         coefficients: dict[str, float],
         volume: float = 0.0,
         center_of_buoyancy: Array | None = None,
+        drag: CylinderDrag | None = None,
     ) -> Hydrodynamics:
         """Build from SNAME coefficients in Fossen's sign convention (negative = physical).
 
@@ -81,4 +86,5 @@ class Hydrodynamics:
                 dq[i] = -float(value)
             else:
                 raise KeyError(f"{key!r}: only added-mass pairs and diagonal damping terms are supported")
-        return cls(MA, Dl, dq, volume, np.zeros(3) if center_of_buoyancy is None else center_of_buoyancy)
+        cob = np.zeros(3) if center_of_buoyancy is None else center_of_buoyancy
+        return cls(MA, Dl, dq, volume, cob, drag)

@@ -1,7 +1,21 @@
-"""What a system IS: bodies, joints, the tree."""
+"""What a system IS: bodies, joints, the tree, and the description files that define them."""
 
 from .body import Body
+from .description import load
 from .joints import JOINT_TYPES, Joint
 from .model import Data, Model
+from .system import System, Thruster, Vehicle
+from .yaml_source import ConfigError
 
-__all__ = ["JOINT_TYPES", "Body", "Data", "Joint", "Model"]
+__all__ = [
+    "JOINT_TYPES",
+    "Body",
+    "ConfigError",
+    "Data",
+    "Joint",
+    "Model",
+    "System",
+    "Thruster",
+    "Vehicle",
+    "load",
+]

@@ -9,63 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..hydro.params import Hydrodynamics
-from ..spatial import Array, motion_matrix
 from .body import Body
 from .joints import Joint
 from .model import Model
+from .shapes import RHO_FRESH, cylinder_inertia, slender_cylinder_hydro
 
-RHO_FRESH = 1000.0
-G = 9.81
-
-
-def shift_to_origin(M_center: Array, center: Array) -> Array:
-    """A 6x6 inertia-like matrix given about ``center`` (body axes) re-expressed about the
-    body origin: ``Xᵀ M X`` with X the motion transform origin -> centre."""
-    X = motion_matrix(np.eye(3), np.asarray(center, dtype=float))
-    return X.T @ M_center @ X
-
-
-def cylinder_inertia(mass: float, radius: float, length: float, axis: int) -> Array:
-    """Solid cylinder inertia about its centre, symmetry axis along ``axis`` (0, 1, 2)."""
-    transverse = mass * (3.0 * radius**2 + length**2) / 12.0
-    d = np.full(3, transverse)
-    d[axis] = 0.5 * mass * radius**2
-    return np.diag(d)
-
-
-def slender_cylinder_hydro(
-    radius: float,
-    length: float,
-    axis: int,
-    center: Array,
-    drag_coefficient: float = 1.1,
-    rho: float = RHO_FRESH,
-) -> Hydrodynamics:
-    """Hydrodynamics of a slender cylinder (strip theory) about the link origin.
-
-    Added mass per unit length ``ρπr²`` across the axis (potential flow round a circle), none
-    along it; pressure drag per unit length ``½ρ C_d 2r |v_n| v_n`` across the axis, lumped
-    at the centre. Volume ``πr²L`` with the centre of buoyancy at the centre.
-    """
-    area = np.pi * radius**2
-    ma = rho * area * length
-    MA = np.zeros((6, 6))
-    rot = ma * length**2 / 12.0
-    for k in range(3):
-        if k != axis:
-            MA[k, k] = ma
-            MA[3 + k, 3 + k] = rot
-    dq = np.zeros(6)
-    for k in range(3):
-        if k != axis:
-            dq[k] = 0.5 * rho * drag_coefficient * 2.0 * radius * length
-            dq[3 + k] = 0.5 * rho * drag_coefficient * 2.0 * radius * length**4 / 32.0
-    return Hydrodynamics(
-        added_mass=shift_to_origin(MA, center),
-        quadratic_damping=dq,
-        volume=area * length,
-        center_of_buoyancy=np.asarray(center, dtype=float),
-    )
+BLUEROV2_VOLUME = 0.011702344  # B / (ρ g) = 114.8 N / (1000 kg/m^3 * 9.81 m/s^2)
 
 
 def bluerov2_body(name: str = "base_link", parent: int = -1, joint: Joint | None = None) -> Body:
@@ -81,7 +30,7 @@ def bluerov2_body(name: str = "base_link", parent: int = -1, joint: Joint | None
             "X_u": -4.03, "Y_v": -6.22, "Z_w": -5.18, "K_p": -0.07, "M_q": -0.07, "N_r": -0.07,
             "X_uu": -18.18, "Y_vv": -21.66, "Z_ww": -36.99, "K_pp": -1.55, "M_qq": -1.55, "N_rr": -1.55,
         },
-        volume=114.8 / (RHO_FRESH * G),
+        volume=BLUEROV2_VOLUME,
         center_of_buoyancy=np.zeros(3),
     )  # fmt: skip
     return Body(
@@ -199,7 +148,7 @@ def walker() -> Model:
                     inertia=cylinder_inertia(mass, radius, length, 0),
                     origin_xyz=np.array(xyz, dtype=float),
                     origin_rpy=np.array(rpy, dtype=float),
-                    hydro=slender_cylinder_hydro(radius, length, 0, center),
+                    hydro=slender_cylinder_hydro(radius, length, 0, center, drag_model="lumped"),
                 )
             )
     boom = len(bodies)
@@ -220,7 +169,7 @@ def walker() -> Model:
                 com=center,
                 inertia=cylinder_inertia(mass, 0.05, length, 0),
                 origin_xyz=np.array(xyz),
-                hydro=slender_cylinder_hydro(0.05, length, 0, center),
+                hydro=slender_cylinder_hydro(0.05, length, 0, center, drag_model="lumped"),
             )
         )
     return Model(bodies, name="walker")

@@ -53,6 +53,7 @@ class Model:
         self.d_quad = np.array([h.quadratic_damping for h in hydro])
         self.volume = np.array([h.volume for h in hydro])
         self.cob = np.array([h.center_of_buoyancy for h in hydro])
+        self.drag = tuple(h.drag for h in hydro)  # per-link strip-theory drag models (or None)
         self.mass = np.array([b.mass for b in bodies])
         self.com = np.array([b.com for b in bodies])
         self.I_H = self.I_RB + self.M_A  # seed 000 eq. 3

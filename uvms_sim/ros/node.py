@@ -1,9 +1,10 @@
 """``simulator`` node: runs a ``Simulator`` and talks REP-103/REP-105 ROS.
 
-This is the node's first form: one vehicle from the model library, a body-wrench input, and
+This is the node's first form: one vehicle from a description, a body-wrench input, and
 odometry + TF out. Parameters (``--ros-args -p name:=value`` or ``--params-file``):
 
-- ``model`` (string, ``bluerov2``): a name from ``uvms_sim.model.library.MODELS``
+- ``model`` (string, ``bluerov2``): a description file (.yaml, .urdf, .xacro) or the name of a
+  shipped config (``config/NAME.yaml``); the vehicle starts at the description's initial pose
 - ``physics_rate`` (Hz, 500), ``publish_rate`` (Hz, 50)
 - ``real_time_factor`` (1.0; 0 runs as fast as possible)
 - ``frame_id`` (``odom``), ``child_frame_id`` (``base_link``)
@@ -27,7 +28,8 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from tf2_msgs.msg import TFMessage
 
-from ..model.library import MODELS
+from ..model import load
+from ..model.configs import resolve
 from ..simulator import Simulator
 from . import frames
 
@@ -44,10 +46,8 @@ class SimulatorNode(Node):
         self.declare_parameter("frame_id", "odom")
         self.declare_parameter("child_frame_id", "base_link")
         self.declare_parameter("command_timeout", 0.5)
-        name = self.get_parameter("model").value
-        if name not in MODELS:
-            raise ValueError(f"parameter 'model': {name!r} is not one of {sorted(MODELS)}")
-        self.sim = Simulator(MODELS[name]())
+        self.system = load(resolve(self.get_parameter("model").value))
+        self.sim = Simulator.from_system(self.system)
         self.dt = 1.0 / float(self.get_parameter("physics_rate").value)
         self.publish_period = 1.0 / float(self.get_parameter("publish_rate").value)
         self.rtf = float(self.get_parameter("real_time_factor").value)
@@ -69,6 +69,9 @@ class SimulatorNode(Node):
         self.thread.start()
 
     def destroy_node(self) -> None:
+        if not hasattr(self, "thread"):  # the constructor failed before the physics started
+            super().destroy_node()
+            return
         self.stop_event.set()
         if self.thread.is_alive() and threading.current_thread() is not self.thread:
             self.thread.join(timeout=5.0)

@@ -1,0 +1,748 @@
+"""Build a ``System`` from a YAML description (format in ``docs/config.md``) or a URDF.
+
+``load(path)`` dispatches on the extension: ``.yaml``/``.yml`` are system descriptions,
+``.urdf`` and ``.xacro`` are robot descriptions (one vehicle, see ``uvms_sim.model.urdf``).
+Every value is checked where it is read; the first problem raises ``ConfigError`` naming
+the file, the line where there is one, the key path and what was expected.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from transforms3d.euler import euler2quat
+
+from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
+from ..hydro.drag import CylinderDrag
+from ..hydro.environment import Environment
+from ..hydro.params import AXES, FORCES, Hydrodynamics
+from ..spatial import Array, shift_to_origin
+from .body import Body
+from .joints import Joint
+from .model import Model
+from .system import System, Thruster, Vehicle
+from .yaml_source import ConfigError, Cursor, read_yaml
+
+YAML_SUFFIXES = (".yaml", ".yml")
+URDF_SUFFIXES = (".urdf", ".xacro")
+JOINT_KINDS = ("fixed", "revolute", "continuous", "prismatic", "spherical", "floating")
+FLU_TO_FRD_RPY = (np.pi, 0.0, 0.0)
+
+
+def load(
+    path: str | Path, overlay: str | Path | None = None, xacro_args: dict[str, str] | None = None
+) -> System:
+    """Read a system description (YAML) or a robot description (URDF / xacro).
+
+    ``overlay`` (URDF only) is a YAML file mapping link names to ``hydrodynamics`` blocks and
+    may add ``thrusters`` and an ``environment``; ``xacro_args`` are xacro's ``name:=value``.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in YAML_SUFFIXES:
+        if overlay is not None or xacro_args:
+            raise ConfigError(
+                path, "", "overlay and xacro_args apply to URDF files; a YAML file includes them itself"
+            )
+        return _system(Cursor(read_yaml(path), path), path.parent, path)
+    if suffix in URDF_SUFFIXES:
+        vehicle: dict = {"name": None, "include": str(path.resolve())}
+        if xacro_args:
+            vehicle["xacro_args"] = dict(xacro_args)
+        top: dict = {"vehicles": [vehicle]}
+        if overlay is not None:
+            over = Cursor(read_yaml(overlay), overlay).mapping(
+                optional=("hydrodynamics", "thrusters", "environment")
+            )
+            for key in ("hydrodynamics", "thrusters"):
+                if key in over:
+                    vehicle[key] = over[key].value
+            if "environment" in over:
+                top["environment"] = over["environment"].value
+        return _system(Cursor(top, overlay or path), path.parent, path)
+    raise ConfigError(
+        path, "", f"unknown description type {suffix!r}: expected one of {YAML_SUFFIXES + URDF_SUFFIXES}"
+    )
+
+
+# -- intermediate description -------------------------------------------------------------
+@dataclass
+class LinkSpec:
+    name: str
+    mass: float
+    com: Array
+    inertia: Array
+    hydro: Hydrodynamics | None
+    cur: Cursor
+
+
+@dataclass
+class JointSpec:
+    name: str
+    type: str
+    parent: str
+    child: str
+    xyz: Array
+    rpy: Array
+    axis: Array
+    limits: dict = field(default_factory=dict)
+    cur: Cursor | None = None
+
+
+@dataclass
+class VehicleSpec:
+    name: str
+    root: str
+    links: list[LinkSpec]
+    joints: list[JointSpec]
+    thrusters: list[Thruster]
+    base: str
+    position: Array
+    rpy: Array
+    initial_positions: dict[str, tuple[float, Cursor]]
+    cur: Cursor
+
+
+# -- top level ----------------------------------------------------------------------------
+def _system(top: Cursor, base_dir: Path, source: Path) -> System:
+    top.mapping(("vehicles",), ("name", "description", "sources", "environment", "connections"))
+    env = _environment(top["environment"]) if "environment" in top else Environment()
+    vehicles = [_vehicle(c, base_dir, k) for k, c in enumerate(top["vehicles"].seq("a list of vehicles"))]
+    if not vehicles:
+        raise top["vehicles"].error("expected at least one vehicle")
+    names = [v.name for v in vehicles]
+    for v in vehicles:
+        if names.count(v.name) > 1:
+            raise v.cur.error(f"vehicle name {v.name!r} is used twice")
+    links = {ls.name: ls for v in vehicles for ls in v.links}
+    joints = [j for v in vehicles for j in v.joints]
+    owner = {ls.name: v for v in vehicles for ls in v.links}
+    if len(links) != sum(len(v.links) for v in vehicles):
+        seen: set[str] = set()
+        for v in vehicles:
+            for ls in v.links:
+                if ls.name in seen:
+                    raise ls.cur.error(f"link name {ls.name!r} is used by another vehicle too (use `prefix`)")
+                seen.add(ls.name)
+    attached: dict[str, JointSpec] = {}
+    for c in top["connections"].seq("a list of connections") if "connections" in top else []:
+        joint = _connection(c, links, owner)
+        if joint.child in attached:
+            raise c.error(f"vehicle root {joint.child!r} is connected twice")
+        attached[joint.child] = joint
+    for v in vehicles:
+        if v.root in attached:
+            if v.base == "fixed":
+                raise attached[v.root].cur.error(
+                    f"vehicle {v.name!r} has base: fixed and cannot also be connected"
+                )
+            joints.append(attached[v.root])
+    bodies, order = _order_bodies(vehicles, links, joints, attached)
+    default_name = vehicles[0].name if len(vehicles) == 1 else source.stem
+    model = Model(bodies, name=top["name"].text() if "name" in top else default_name)
+    q0 = _initial_configuration(model, vehicles, attached)
+    _check_mass_matrix(model, top)
+    return System(
+        name=model.name,
+        model=model,
+        environment=env,
+        vehicles=tuple(
+            Vehicle(v.name, v.root, tuple(ls.name for ls in v.links if ls.name in order), tuple(v.thrusters))
+            for v in vehicles
+        ),
+        initial_q=q0,
+        source=str(source),
+        description=str(top["description"].value) if "description" in top else "",
+    )
+
+
+def _order_bodies(
+    vehicles: list[VehicleSpec],
+    links: dict[str, LinkSpec],
+    joints: list[JointSpec],
+    attached: dict[str, JointSpec],
+) -> tuple[list[Body], dict[str, int]]:
+    """Number the links parent-first (depth first from each free vehicle root)."""
+    children: dict[str, list[JointSpec]] = {}
+    for j in joints:
+        children.setdefault(j.parent, []).append(j)
+    order: dict[str, int] = {}
+    bodies: list[Body] = []
+
+    def add(link: str, parent: int, joint: Joint, j: JointSpec | None) -> None:
+        stack = [(link, parent, joint, j)]
+        while stack:
+            name, par, jt, js = stack.pop()
+            ls = links[name]
+            order[name] = len(bodies)
+            try:
+                bodies.append(
+                    Body(
+                        name=name,
+                        parent=par,
+                        joint=jt,
+                        mass=ls.mass,
+                        com=ls.com,
+                        inertia=ls.inertia,
+                        origin_xyz=np.zeros(3) if js is None else js.xyz,
+                        origin_rpy=np.zeros(3) if js is None else js.rpy,
+                        hydro=ls.hydro,
+                        joint_name=f"{name}_joint" if js is None else js.name,
+                    )
+                )
+            except ValueError as exc:
+                raise ls.cur.error(str(exc)) from None
+            for cj in reversed(children.get(name, [])):
+                stack.append((cj.child, order[name], _joint(cj), cj))
+
+    for v in vehicles:
+        if v.root not in attached:
+            add(v.root, -1, Joint("free" if v.base == "free" else "fixed"), None)
+    for v in vehicles:
+        for ls in v.links:
+            if ls.name not in order:
+                raise ls.cur.error(
+                    f"link {ls.name!r} is not reachable from a free vehicle root: "
+                    "rigid connections form a loop"
+                )
+    return bodies, order
+
+
+def _joint(js: JointSpec) -> Joint:
+    lim = js.limits
+    kind = "free" if js.type == "floating" else js.type
+    try:
+        return Joint(
+            kind,
+            axis=js.axis,
+            lower=lim.get("lower", -np.inf),
+            upper=lim.get("upper", np.inf),
+            effort_limit=lim.get("effort", np.inf),
+            velocity_limit=lim.get("velocity", np.inf),
+        )
+    except ValueError as exc:
+        raise js.cur.error(str(exc)) from None
+
+
+def _initial_configuration(
+    model: Model, vehicles: list[VehicleSpec], attached: dict[str, JointSpec]
+) -> Array:
+    q = model.neutral()
+    for v in vehicles:
+        i = model.body_index(v.root)
+        if v.root not in attached and model.joints[i].type == "free":
+            s = model.q_slice(i)
+            q[s.start : s.start + 3] = v.position
+            q[s.start + 3 : s.start + 7] = euler2quat(*v.rpy, axes="sxyz")
+        elif v.root in attached and ("initial_pose" in v.cur):
+            raise v.cur["initial_pose"].error(
+                "a vehicle rigidly connected to another one has no pose of its own"
+            )
+        for jname, (value, cur) in v.initial_positions.items():
+            hits = [k for k, b in enumerate(model.bodies) if b.joint_name == jname]
+            if not hits:
+                raise cur.error(f"no joint named {jname!r} in vehicle {v.name!r}")
+            joint = model.joints[hits[0]]
+            if joint.nq != 1:
+                raise cur.error(
+                    f"joint {jname!r} is {joint.type}: only 1-DOF joints take an initial position"
+                )
+            q[model.idx_q[hits[0]]] = value
+    return q
+
+
+def _check_mass_matrix(model: Model, top: Cursor) -> None:
+    """The joint-space inertia must be positive definite, or ABA divides by zero."""
+    from ..dynamics.crba import crba
+
+    M = crba(model, model.create_data(), model.neutral())
+    ev = np.linalg.eigvalsh(M)
+    if not ev.min() > 1e-12 * max(1.0, ev.max()):
+        weak = [model.bodies[k].name for k in range(model.nbodies) if model.joints[k].nv]
+        raise top.error(
+            f"the joint-space mass matrix is singular (smallest eigenvalue {ev.min():.3g}): some joint moves "
+            f"no mass or added mass; check the masses and inertias of the links below joints of {weak}"
+        )
+
+
+# -- environment --------------------------------------------------------------------------
+def _environment(cur: Cursor) -> Environment:
+    cur.mapping(optional=("gravity", "water_density", "current"))
+    g = cur["gravity"].number(lo=0.0) if "gravity" in cur else 9.81
+    rho = cur["water_density"].number(positive=True) if "water_density" in cur else 1000.0
+    if "current" not in cur:
+        return Environment(gravity=g, density=rho)
+    c = cur["current"]
+    if isinstance(c.value, list):
+        return Environment(gravity=g, density=rho, current=c.vector(3))
+    c.mapping(("type",), ("velocity", "mean", "amplitude", "period", "phase", "time"))
+    kind = c["type"].text()
+    allowed = {
+        "constant": (("velocity",), ()),
+        "sinusoidal": (("mean", "amplitude", "period"), ("phase",)),
+        "table": (("time", "velocity"), ()),
+    }
+    if kind not in allowed:
+        raise c["type"].error(f"expected one of {sorted(allowed)}, got {kind!r}")
+    req, opt = allowed[kind]
+    c.mapping(("type", *req), opt)
+    if kind == "constant":
+        return Environment(gravity=g, density=rho, current=c["velocity"].vector(3))
+    if kind == "sinusoidal":
+        phase = c["phase"] if "phase" in c else None
+        profile = SinusoidalCurrent(
+            c["mean"].vector(3),
+            c["amplitude"].vector(3),
+            c["period"].number(positive=True),
+            0.0 if phase is None else (phase.vector(3) if isinstance(phase.value, list) else phase.number()),
+        )
+        return Environment(gravity=g, density=rho, current_profile=profile)
+    times = c["time"].vector(len(c["time"].value) if isinstance(c["time"].value, list) else -1)
+    vel = c["velocity"].matrix(len(times), 3)
+    try:
+        profile = TabulatedCurrent(times, vel)
+    except ValueError as exc:
+        raise c.error(str(exc)) from None
+    return Environment(gravity=g, density=rho, current_profile=profile)
+
+
+# -- vehicles -------------------------------------------------------------------------------
+VEHICLE_KEYS = (
+    "include",
+    "xacro_args",
+    "frame",
+    "prefix",
+    "base",
+    "links",
+    "joints",
+    "hydrodynamics",
+    "thrusters",
+    "initial_pose",
+    "initial_positions",
+    "description",
+)
+
+
+def _vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
+    cur.mapping(("name",), VEHICLE_KEYS)
+    desc = cur
+    if "include" in cur:
+        desc = _include(cur, base_dir)
+    elif "xacro_args" in cur:
+        raise cur["xacro_args"].error("xacro_args only apply with `include` of a .xacro file")
+    if "links" not in desc:
+        raise desc.error("missing required key 'links'")
+
+    def items(key: str, what: str) -> list[Cursor]:
+        """The included description's entries, then the ones written inline (which extend it)."""
+        out = desc[key].seq(what) if key in desc else []
+        if desc is not cur and key in cur:
+            out += cur[key].seq(what)
+        return out
+
+    def pick(key: str) -> Cursor | None:
+        return cur[key] if key in cur else desc.get(key)
+
+    name_cur = cur["name"]
+    if name_cur.value is None:  # a URDF loaded directly: the robot's name
+        name = str(desc["name"].value) if "name" in desc else f"vehicle{index}"
+    else:
+        name = name_cur.text()
+    prefix = cur["prefix"].value if "prefix" in cur else ""
+    if not isinstance(prefix, str):
+        raise cur["prefix"].error("expected a text")
+    frame_cur = pick("frame")
+    frame = frame_cur.text() if frame_cur is not None else "frd"
+    if frame not in ("frd", "flu"):
+        raise frame_cur.error(
+            f"expected 'frd' (x forward, y right, z down) or 'flu' (REP-103), got {frame!r}"
+        )
+    base_cur = pick("base")
+    base = base_cur.text() if base_cur is not None else "free"
+    if base not in ("free", "fixed"):
+        raise base_cur.error(
+            f"expected 'free' (a floating vehicle) or 'fixed' (bolted to the world), got {base!r}"
+        )
+
+    overlay = pick("hydrodynamics")
+    overlay_map: dict[str, Cursor] = {}
+    if overlay is not None:
+        overlay.mapping(optional=tuple(overlay.value or ()))
+        overlay_map = {str(k): c for k, c in overlay.items()}
+    links = []
+    for lc in items("links", "a list of links"):
+        ls = _link(lc, prefix)
+        raw = ls.name[len(prefix) :]
+        if raw in overlay_map:
+            ls.hydro = _hydrodynamics(overlay_map.pop(raw))
+        links.append(ls)
+    if overlay_map:
+        k = next(iter(overlay_map))
+        raise overlay_map[k].error(f"no link named {k!r} in vehicle {name!r}")
+    joints = [_joint_spec(jc, prefix) for jc in items("joints", "a list of joints")]
+    root = _tree_root(desc, links, joints)
+    if frame == "flu":
+        frd = LinkSpec(f"{root}_frd", 0.0, np.zeros(3), np.zeros((3, 3)), None, desc)
+        joints.append(
+            JointSpec(
+                f"{root}_frd_to_{root}",
+                "fixed",
+                frd.name,
+                root,
+                np.zeros(3),
+                np.array(FLU_TO_FRD_RPY),
+                np.zeros(3),
+            )
+        )
+        joints[-1].cur = desc
+        links.insert(0, frd)
+        root = frd.name
+    link_names = {ls.name for ls in links}
+    thr_cur = pick("thrusters")
+    thrusters = (
+        [_thruster(tc, prefix, link_names) for tc in thr_cur.seq("a list of thrusters")] if thr_cur else []
+    )
+    _unique(thrusters, thr_cur, "name", lambda t: t.name)
+    _unique([t for t in thrusters if t.motor is not None], thr_cur, "motor", lambda t: t.motor)
+    position, rpy = np.zeros(3), np.zeros(3)
+    if "initial_pose" in cur:
+        pose = cur["initial_pose"].mapping(optional=("position", "rpy"))
+        position = pose["position"].vector(3) if "position" in pose else position
+        rpy = pose["rpy"].vector(3) if "rpy" in pose else rpy
+    init: dict[str, tuple[float, Cursor]] = {}
+    init_cur = pick("initial_positions")
+    if init_cur is not None:
+        init_cur.mapping(optional=tuple(init_cur.value or ()))
+        init = {prefix + str(k): (c.number(), c) for k, c in init_cur.items()}
+    return VehicleSpec(name, root, links, joints, thrusters, base, position, rpy, init, cur)
+
+
+def _unique(items, cur: Cursor | None, what: str, key) -> None:
+    seen = set()
+    for k, item in enumerate(items):
+        if key(item) in seen:
+            raise cur.seq()[k].error(f"{what} {key(item)!r} is used by two thrusters")
+        seen.add(key(item))
+
+
+def _include(cur: Cursor, base_dir: Path) -> Cursor:
+    inc = cur["include"]
+    path = Path(inc.text())
+    if not path.is_absolute():
+        path = base_dir / path
+    if not path.is_file():
+        raise inc.error(f"no such file: {path}")
+    suffix = path.suffix.lower()
+    if suffix in URDF_SUFFIXES:
+        from .urdf import read_urdf
+
+        args = {}
+        if "xacro_args" in cur:
+            xa = cur["xacro_args"].mapping(optional=tuple(cur["xacro_args"].value or ()))
+            args = {str(k): str(c.value) for k, c in xa.items()}
+        return read_urdf(path, args)
+    if suffix in YAML_SUFFIXES:
+        top = Cursor(read_yaml(path), path).mapping(
+            ("vehicles",), ("name", "description", "sources", "environment")
+        )
+        vs = top["vehicles"].seq("a list of vehicles")
+        if len(vs) != 1:
+            raise inc.error(f"an included YAML file must describe exactly one vehicle, {path} has {len(vs)}")
+        if "include" in vs[0]:
+            raise vs[0]["include"].error("included files cannot include further files")
+        return vs[0].mapping(("name",), VEHICLE_KEYS)
+    raise inc.error(f"cannot include {suffix!r} files: expected {YAML_SUFFIXES + URDF_SUFFIXES}")
+
+
+def _tree_root(desc: Cursor, links: list[LinkSpec], joints: list[JointSpec]) -> str:
+    names = {}
+    for ls in links:
+        if ls.name in names:
+            raise ls.cur.error(f"link name {ls.name!r} is used twice")
+        names[ls.name] = ls
+    parent_of: dict[str, JointSpec] = {}
+    jnames: set[str] = set()
+    for j in joints:
+        if j.name in jnames:
+            raise j.cur.error(f"joint name {j.name!r} is used twice")
+        jnames.add(j.name)
+        for role, link in (("parent", j.parent), ("child", j.child)):
+            if link not in names:
+                raise j.cur[role].error(f"no link named {link!r}; links are {sorted(names)}")
+        if j.child in parent_of:
+            raise j.cur["child"].error(
+                f"link {j.child!r} is already the child of joint {parent_of[j.child].name!r}"
+            )
+        parent_of[j.child] = j
+    roots = [ls.name for ls in links if ls.name not in parent_of]
+    if len(roots) != 1:
+        what = (
+            "no link without a parent joint (the joints form a loop)"
+            if not roots
+            else f"several roots {roots}"
+        )
+        raise desc["links"].error(f"a vehicle's links must form one tree: {what}")
+    return roots[0]
+
+
+def _link(cur: Cursor, prefix: str) -> LinkSpec:
+    cur.mapping(("name",), ("mass", "center_of_mass", "inertia", "hydrodynamics", "description"))
+    name = prefix + cur["name"].text()
+    mass = cur["mass"].number(lo=0.0) if "mass" in cur else 0.0
+    com = cur["center_of_mass"].vector(3) if "center_of_mass" in cur else np.zeros(3)
+    inertia = _inertia(cur["inertia"]) if "inertia" in cur else np.zeros((3, 3))
+    if mass > 0.0 and "inertia" not in cur:
+        raise cur.error("a link with mass needs an inertia (about its centre of mass)")
+    hydro = _hydrodynamics(cur["hydrodynamics"]) if "hydrodynamics" in cur else None
+    return LinkSpec(name, mass, com, inertia, hydro, cur)
+
+
+def _inertia(cur: Cursor) -> Array:
+    """``{ixx, iyy, izz, ixy, ixz, iyz}`` (URDF names), a diagonal ``[a, b, c]`` or a 3x3
+    matrix, about the centre of mass in link axes; checked physically valid."""
+    if isinstance(cur.value, dict):
+        cur.mapping(("ixx", "iyy", "izz"), ("ixy", "ixz", "iyz"))
+        v = {k: cur[k].number() if k in cur else 0.0 for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")}
+        inertia = np.array(
+            [[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]]
+        )
+    elif cur.is_matrix():
+        inertia = cur.matrix(3, 3)
+        if not np.allclose(inertia, inertia.T, rtol=0.0, atol=1e-12 * max(1.0, np.abs(inertia).max())):
+            raise cur.error("the inertia matrix must be symmetric")
+    else:
+        inertia = np.diag(cur.vector(3))
+    ev = np.linalg.eigvalsh(inertia)
+    if ev.min() < -1e-12:
+        raise cur.error(
+            f"the inertia must be positive (semi-)definite, its eigenvalues are {ev.round(9).tolist()}"
+        )
+    if ev.sum() - 2.0 * ev.max() < -1e-9 * max(1.0, ev.sum()):
+        raise cur.error(
+            f"principal moments {ev.round(9).tolist()} violate the triangle inequality "
+            "(no rigid body has them)"
+        )
+    return inertia
+
+
+def _joint_spec(cur: Cursor, prefix: str) -> JointSpec:
+    cur.mapping(("name", "type", "parent", "child"), ("origin", "axis", "limits", "description"))
+    kind = cur["type"].text()
+    if kind not in JOINT_KINDS:
+        raise cur["type"].error(f"expected one of {list(JOINT_KINDS)}, got {kind!r}")
+    xyz, rpy = np.zeros(3), np.zeros(3)
+    if "origin" in cur:
+        o = cur["origin"].mapping(optional=("xyz", "rpy"))
+        xyz = o["xyz"].vector(3) if "xyz" in o else xyz
+        rpy = o["rpy"].vector(3) if "rpy" in o else rpy
+    axis = np.array([1.0, 0.0, 0.0])
+    if "axis" in cur:
+        axis = cur["axis"].vector(3)
+        if not np.linalg.norm(axis) > 0.0:
+            raise cur["axis"].error("the axis must be non-zero")
+    elif kind in ("revolute", "continuous", "prismatic"):
+        raise cur.error(f"a {kind} joint needs an axis")
+    limits: dict = {}
+    if "limits" in cur:
+        lc = cur["limits"].mapping(optional=("lower", "upper", "effort", "velocity"))
+        limits = {k: lc[k].number() for k in ("lower", "upper") if k in lc}
+        limits.update({k: lc[k].number(lo=0.0) for k in ("effort", "velocity") if k in lc})
+        if limits.get("lower", -np.inf) > limits.get("upper", np.inf):
+            raise lc.error(f"lower limit {limits['lower']} is above the upper limit {limits['upper']}")
+    return JointSpec(
+        prefix + cur["name"].text(),
+        kind,
+        prefix + cur["parent"].text(),
+        prefix + cur["child"].text(),
+        xyz,
+        rpy,
+        axis,
+        limits,
+        cur,
+    )
+
+
+def _thruster(cur: Cursor, prefix: str, links: set[str]) -> Thruster:
+    cur.mapping(("name", "link", "position", "direction"), ("motor", "reversed", "description"))
+    link = prefix + cur["link"].text()
+    if link not in links:
+        raise cur["link"].error(f"no link named {link!r}; links are {sorted(links)}")
+    direction = cur["direction"].vector(3)
+    if not np.linalg.norm(direction) > 0.0:
+        raise cur["direction"].error("the thrust direction must be non-zero")
+    return Thruster(
+        prefix + cur["name"].text(),
+        link,
+        cur["position"].vector(3),
+        direction,
+        cur["motor"].integer(lo=1) if "motor" in cur else None,
+        cur["reversed"].boolean() if "reversed" in cur else False,
+    )
+
+
+def _connection(cur: Cursor, links: dict[str, LinkSpec], owner: dict) -> JointSpec:
+    cur.mapping(("type", "parent", "child"), ("name", "origin", "description"))
+    if cur["type"].text() != "rigid":
+        raise cur["type"].error(f"expected 'rigid', got {cur['type'].value!r}")
+    parent, child = cur["parent"].text(), cur["child"].text()
+    for role, link in (("parent", parent), ("child", child)):
+        if link not in links:
+            raise cur[role].error(f"no link named {link!r}")
+    if owner[child].root != child:
+        raise cur["child"].error(
+            f"the child of a connection must be a vehicle's root link ({owner[child].root!r})"
+        )
+    if owner[child] is owner[parent]:
+        raise cur.error("a rigid connection joins two different vehicles")
+    xyz, rpy = np.zeros(3), np.zeros(3)
+    if "origin" in cur:
+        o = cur["origin"].mapping(optional=("xyz", "rpy"))
+        xyz = o["xyz"].vector(3) if "xyz" in o else xyz
+        rpy = o["rpy"].vector(3) if "rpy" in o else rpy
+    name = cur["name"].text() if "name" in cur else f"{parent}_to_{child}"
+    return JointSpec(name, "fixed", parent, child, xyz, rpy, np.zeros(3), {}, cur)
+
+
+# -- hydrodynamics --------------------------------------------------------------------------
+_ADDED = re.compile(r"^([XYZKMN])_([uvwpqr])dot$")
+_LINEAR = re.compile(r"^([XYZKMN])_([uvwpqr])$")
+_QUADRATIC = re.compile(r"^([XYZKMN])_(?:([uvwpqr])\2|([uvwpqr])\|\3\||\|([uvwpqr])\|\4)$")
+
+
+def _hydrodynamics(cur: Cursor) -> Hydrodynamics:
+    """Added mass and linear damping are about ``reference_point`` (link axes; default the link
+    origin) and moved to the link origin with ``Xᵀ M X``; quadratic damping acts at the origin."""
+    cur.mapping(
+        optional=(
+            "volume",
+            "center_of_buoyancy",
+            "reference_point",
+            "added_mass",
+            "linear_damping",
+            "quadratic_damping",
+            "drag",
+        )
+    )
+    MA = _six_by_six(cur["added_mass"], _ADDED, "added mass") if "added_mass" in cur else np.zeros((6, 6))
+    Dl = (
+        _six_by_six(cur["linear_damping"], _LINEAR, "linear damping")
+        if "linear_damping" in cur
+        else np.zeros((6, 6))
+    )
+    dq = _quadratic(cur["quadratic_damping"]) if "quadratic_damping" in cur else np.zeros(6)
+    if "added_mass" in cur:
+        if not np.allclose(MA, MA.T, rtol=0.0, atol=1e-12 * max(1.0, np.abs(MA).max())):
+            raise cur["added_mass"].error("the added mass matrix must be symmetric")
+        ev = np.linalg.eigvalsh(MA)
+        if ev.min() < -1e-12 * max(1.0, ev.max()):
+            raise cur["added_mass"].error(
+                f"the added mass must be positive (semi-)definite, its eigenvalues are {ev.round(9).tolist()}"
+            )
+    if "linear_damping" in cur and np.linalg.eigvalsh(0.5 * (Dl + Dl.T)).min() < -1e-12:
+        raise cur["linear_damping"].error(
+            "linear damping must dissipate energy (its symmetric part must be >= 0)"
+        )
+    drag = _drag(cur["drag"]) if "drag" in cur else None
+    if "reference_point" in cur:
+        ref = cur["reference_point"].vector(3)
+        if np.any(ref) and np.any(dq):
+            raise cur["reference_point"].error(
+                "quadratic damping is applied at the link origin; a reference point other than the origin "
+                "applies to added mass and linear damping only"
+            )
+        MA, Dl = shift_to_origin(MA, ref), shift_to_origin(Dl, ref)
+    return Hydrodynamics(
+        added_mass=MA,
+        linear_damping=Dl,
+        quadratic_damping=dq,
+        volume=cur["volume"].number(lo=0.0) if "volume" in cur else 0.0,
+        center_of_buoyancy=cur["center_of_buoyancy"].vector(3)
+        if "center_of_buoyancy" in cur
+        else np.zeros(3),
+        drag=drag,
+    )
+
+
+def _sname_value(cur: Cursor, key: str, i: int, j: int, what: str) -> float:
+    value = cur[key].number()
+    if i == j and value > 0.0:
+        raise cur[key].error(
+            f"{key} = {value}: SNAME coefficients follow Fossen's sign convention, so diagonal {what} "
+            f"coefficients are <= 0 ({key}: {-value} means {value} of {what}); or give a positive list"
+        )
+    return -value
+
+
+def _six_by_six(cur: Cursor, pattern: re.Pattern, what: str) -> Array:
+    """SNAME mapping (Fossen signs), a positive diagonal list of 6, or a positive 6x6 matrix."""
+    if isinstance(cur.value, dict):
+        out = np.zeros((6, 6))
+        given: dict[tuple[int, int], str] = {}
+        for key in cur.value:
+            m = pattern.match(str(key))
+            if m is None:
+                example = "X_udot, Y_vdot, M_qdot or X_qdot" if what == "added mass" else "X_u, Y_v or N_r"
+                raise cur[key].error(f"not an SNAME {what} coefficient such as {example}")
+            i, j = FORCES.index(m.group(1)), AXES.index(m.group(2))
+            out[i, j] = _sname_value(cur, key, i, j, what)
+            given[(i, j)] = key
+        if what == "added mass":
+            for (i, j), key in list(given.items()):
+                if (j, i) in given and out[i, j] != out[j, i]:
+                    raise cur[key].error(f"added mass is symmetric: {key} and {given[(j, i)]} differ")
+                out[j, i] = out[i, j]
+        return out
+    if cur.is_matrix():
+        return cur.matrix(6, 6)
+    diag = cur.vector(6)
+    if np.any(diag < 0.0):
+        raise cur.error(
+            f"a diagonal list gives positive {what} values (kg, kg m^2, N s/m, ...), got {diag.tolist()}"
+        )
+    return np.diag(diag)
+
+
+def _quadratic(cur: Cursor) -> Array:
+    if isinstance(cur.value, dict):
+        out = np.zeros(6)
+        for key in cur.value:
+            m = _QUADRATIC.match(str(key))
+            axis = None if m is None else next(g for g in m.groups()[1:] if g)
+            if m is None or FORCES.index(m.group(1)) != AXES.index(axis):
+                raise cur[key].error(
+                    "not a diagonal SNAME quadratic damping coefficient such as X_uu, X_u|u| or N_rr "
+                    "(the quadratic damping model is diagonal)"
+                )
+            i = FORCES.index(m.group(1))
+            out[i] = _sname_value(cur, key, i, i, "quadratic damping")
+        return out
+    out = cur.vector(6)
+    if np.any(out < 0.0):
+        raise cur.error(f"quadratic damping values are positive (N s^2/m^2, N m s^2), got {out.tolist()}")
+    return out
+
+
+def _drag(cur: Cursor) -> CylinderDrag:
+    cur.mapping(("model", "length", "radius"), ("axis", "start", "drag_coefficient", "points"))
+    if cur["model"].text() != "cylinder":
+        raise cur["model"].error(
+            f"expected 'cylinder' (the one per-link drag model), got {cur['model'].value!r}"
+        )
+    kwargs = {"length": cur["length"].number(positive=True), "radius": cur["radius"].number(positive=True)}
+    if "axis" in cur:
+        kwargs["axis"] = cur["axis"].vector(3)
+        if not np.linalg.norm(kwargs["axis"]) > 0.0:
+            raise cur["axis"].error("the axis must be non-zero")
+    if "start" in cur:
+        kwargs["start"] = cur["start"].vector(3)
+    if "drag_coefficient" in cur:
+        kwargs["drag_coefficient"] = cur["drag_coefficient"].number(lo=0.0)
+    if "points" in cur:
+        kwargs["points"] = cur["points"].integer(lo=1)
+    try:
+        return CylinderDrag(**kwargs)
+    except ValueError as exc:
+        raise cur.error(str(exc)) from None

@@ -1,0 +1,201 @@
+"""Write a ``System`` as a YAML description (the format of ``docs/config.md``).
+
+Loading what ``save_yaml`` wrote gives the same model: every number is written with full
+precision. Rigidly connected vehicles are written as one tree (their connection becomes a
+fixed joint), which is the same dynamics.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import yaml
+from transforms3d.euler import quat2euler
+
+from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
+from ..hydro.params import Hydrodynamics
+from ..spatial import Array
+from .system import System
+
+
+class _FlowDumper(yaml.SafeDumper):
+    """Lists of numbers on one line (a matrix: one row per line); the rest in block style."""
+
+
+def _represent_list(dumper: yaml.SafeDumper, data: list):
+    flow = bool(data) and all(isinstance(x, (int, float)) for x in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+_FlowDumper.add_representer(list, _represent_list)
+
+
+def _num(x: float) -> float | int:
+    x = float(x)
+    return int(x) if x.is_integer() and abs(x) < 1e15 else x
+
+
+def _vec(a: Array) -> list:
+    return [_num(x) for x in np.asarray(a).reshape(-1)]
+
+
+def _diag_or_matrix(M: Array) -> list:
+    M = np.asarray(M)
+    if np.count_nonzero(M - np.diag(np.diag(M))) == 0:
+        return _vec(np.diag(M))
+    return [_vec(row) for row in M]
+
+
+def _hydro(h: Hydrodynamics) -> dict:
+    out: dict = {}
+    if h.volume:
+        out["volume"] = _num(h.volume)
+    if np.any(h.center_of_buoyancy):
+        out["center_of_buoyancy"] = _vec(h.center_of_buoyancy)
+    if np.any(h.added_mass):
+        out["added_mass"] = _diag_or_matrix(h.added_mass)
+    if np.any(h.linear_damping):
+        out["linear_damping"] = _diag_or_matrix(h.linear_damping)
+    if np.any(h.quadratic_damping):
+        out["quadratic_damping"] = _vec(h.quadratic_damping)
+    if h.drag is not None:
+        d = h.drag
+        out["drag"] = {
+            "model": "cylinder",
+            "length": _num(d.length),
+            "radius": _num(d.radius),
+            "axis": _vec(d.axis),
+            "start": _vec(d.start),
+            "drag_coefficient": _num(d.drag_coefficient),
+            "points": int(d.points),
+        }
+    return out
+
+
+def _environment(system: System) -> dict:
+    env = system.environment
+    out: dict = {"gravity": _num(env.gravity), "water_density": _num(env.density)}
+    prof = env.current_profile
+    if isinstance(prof, SinusoidalCurrent):
+        out["current"] = {
+            "type": "sinusoidal",
+            "mean": _vec(prof.mean),
+            "amplitude": _vec(prof.amplitude),
+            "period": _num(prof.period),
+            "phase": _vec(prof.phase),
+        }
+    elif isinstance(prof, TabulatedCurrent):
+        out["current"] = {
+            "type": "table",
+            "time": _vec(prof.times),
+            "velocity": [_vec(r) for r in prof.velocities],
+        }
+    elif prof is not None:
+        raise ValueError(f"cannot write a current profile of type {type(prof).__name__}")
+    elif np.any(env.current):
+        out["current"] = _vec(env.current)
+    return out
+
+
+def system_to_dict(system: System) -> dict:
+    """The YAML description of ``system`` as plain data."""
+    model = system.model
+    q = system.initial_q
+    names = {v.root: v for v in system.vehicles}
+    owner_of_body = {b: v for v in system.vehicles for b in v.bodies}
+    vehicles = []
+    for r in (i for i in range(model.nbodies) if model.parents[i] < 0):
+        tree = [r]
+        for i in range(r + 1, model.nbodies):
+            if model.parents[i] in tree:
+                tree.append(i)
+        root = model.bodies[r]
+        veh = names.get(root.name)
+        entry: dict = {"name": veh.name if veh else root.name}
+        if model.joints[r].type == "fixed":
+            entry["base"] = "fixed"
+        links, joints, init = [], [], {}
+        for i in tree:
+            b = model.bodies[i]
+            link: dict = {"name": b.name}
+            if b.mass:
+                link["mass"] = _num(b.mass)
+            if np.any(b.com):
+                link["center_of_mass"] = _vec(b.com)
+            if np.any(b.inertia):
+                link["inertia"] = _diag_or_matrix(b.inertia)
+            if b.hydro is not None and _hydro(b.hydro):
+                link["hydrodynamics"] = _hydro(b.hydro)
+            links.append(link)
+            if i == r:
+                continue
+            j = model.joints[i]
+            joint: dict = {
+                "name": b.joint_name,
+                "type": j.type,
+                "parent": model.bodies[model.parents[i]].name,
+            }
+            joint["child"] = b.name
+            joint["origin"] = {"xyz": _vec(b.origin_xyz), "rpy": _vec(b.origin_rpy)}
+            if j.type in ("revolute", "continuous", "prismatic"):
+                joint["axis"] = _vec(j.axis)
+                lim = {
+                    k: _num(v)
+                    for k, v in (
+                        ("lower", j.lower),
+                        ("upper", j.upper),
+                        ("effort", j.effort_limit),
+                        ("velocity", j.velocity_limit),
+                    )
+                    if np.isfinite(v)
+                }
+                if lim:
+                    joint["limits"] = lim
+                if q[model.idx_q[i]] != 0.0:
+                    init[b.joint_name] = _num(q[model.idx_q[i]])
+            joints.append(joint)
+        entry["links"] = links
+        if joints:
+            entry["joints"] = joints
+        thrusters = []
+        for v in {
+            owner_of_body[model.bodies[i].name].name: owner_of_body[model.bodies[i].name]
+            for i in tree
+            if model.bodies[i].name in owner_of_body
+        }.values():
+            for t in v.thrusters:
+                th: dict = {
+                    "name": t.name,
+                    "link": t.body,
+                    "position": _vec(t.position),
+                    "direction": _vec(t.direction),
+                }
+                if t.motor is not None:
+                    th["motor"] = t.motor
+                if t.reversed:
+                    th["reversed"] = True
+                thrusters.append(th)
+        if thrusters:
+            entry["thrusters"] = thrusters
+        if model.joints[r].type == "free":
+            s = model.q_slice(r)
+            pose = {"position": _vec(q[s][:3]), "rpy": _vec(quat2euler(q[s][3:7], axes="sxyz"))}
+            if np.any(pose["position"]) or np.any(pose["rpy"]):
+                entry["initial_pose"] = pose
+        if init:
+            entry["initial_positions"] = init
+        vehicles.append(entry)
+    out: dict = {"name": system.name}
+    if system.description:
+        out["description"] = system.description
+    out["environment"] = _environment(system)
+    out["vehicles"] = vehicles
+    return out
+
+
+def save_yaml(system: System, path: str | Path, header: str = "") -> None:
+    """Write ``system`` to ``path``; ``header`` lines become comments at the top."""
+    text = yaml.dump(system_to_dict(system), Dumper=_FlowDumper, sort_keys=False, width=110)
+    comments = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
+    Path(path).write_text(comments + text)

@@ -1,0 +1,104 @@
+"""``System``: what a description file describes - a model, its vehicles and thrusters, the
+environment and the initial state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..hydro.environment import Environment
+from ..spatial import Array, cross
+from .model import Model
+
+
+@dataclass(frozen=True)
+class Thruster:
+    """A thruster's pose on a body: thrust ``T`` along ``direction`` at ``position`` (body axes)
+    gives the body the wrench ``[T d; p × T d]`` (seed 001 eq. 8).
+
+    ``motor`` is the autopilot output it is wired to (ArduSub motor n = SERVOn, 1-based);
+    ``reversed`` mirrors ArduSub's per-motor direction parameter (MOT_n_DIRECTION = -1)."""
+
+    name: str
+    body: str
+    position: Array
+    direction: Array
+    motor: int | None = None
+    reversed: bool = False
+
+    def __post_init__(self) -> None:
+        p = np.asarray(self.position, dtype=float).reshape(3)
+        d = np.asarray(self.direction, dtype=float).reshape(3)
+        norm = float(np.linalg.norm(d))
+        if not norm > 0.0:
+            raise ValueError(f"thruster {self.name!r}: direction must be non-zero")
+        object.__setattr__(self, "position", p)
+        object.__setattr__(self, "direction", d / norm)
+
+    @property
+    def unit_wrench(self) -> Array:
+        """Wrench of 1 N of thrust about the body origin, body axes."""
+        return np.concatenate([self.direction, cross(self.position, self.direction)])
+
+
+@dataclass(frozen=True)
+class Vehicle:
+    """One vehicle of a system: its root body (free joint, or fixed into another vehicle by a
+    rigid connection), its bodies and its thrusters."""
+
+    name: str
+    root: str
+    bodies: tuple[str, ...]
+    thrusters: tuple[Thruster, ...] = ()
+
+
+@dataclass
+class System:
+    """A loaded description: ``model`` plus everything a simulation of it needs."""
+
+    name: str
+    model: Model
+    environment: Environment = field(default_factory=Environment)
+    vehicles: tuple[Vehicle, ...] = ()
+    initial_q: Array | None = None
+    source: str = ""
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.initial_q is None:
+            self.initial_q = self.model.neutral()
+
+    @property
+    def thrusters(self) -> tuple[Thruster, ...]:
+        return tuple(t for v in self.vehicles for t in v.thrusters)
+
+    def vehicle(self, name: str) -> Vehicle:
+        for v in self.vehicles:
+            if v.name == name:
+                return v
+        raise KeyError(f"no vehicle named {name!r} in {self.name!r}: {[v.name for v in self.vehicles]}")
+
+    def allocation_matrix(self, vehicle: str | int = 0) -> Array:
+        """6 x n thrust configuration matrix of a vehicle's thrusters, in its root body frame
+        about the root origin (seed 001 eq. 8; seed 003 eq. 38): column j is the wrench of 1 N
+        from thruster j, so ``τ = B T`` for the thrust vector ``T``.
+
+        Thrusters on other bodies of the vehicle are placed with the initial configuration.
+        """
+        from ..dynamics.kinematics import placements
+
+        veh = self.vehicles[vehicle] if isinstance(vehicle, int) else self.vehicle(vehicle)
+        data = self.model.create_data()
+        placements(self.model, data, self.initial_q)
+        root = self.model.body_index(veh.root)
+        R0, p0 = data.R_world[root], data.p_world[root]
+        B = np.zeros((6, len(veh.thrusters)))
+        for j, t in enumerate(veh.thrusters):
+            b = self.model.body_index(t.body)
+            R = R0.T @ data.R_world[b]
+            p = R0.T @ (data.p_world[b] - p0) + R @ t.position
+            d = R @ t.direction
+            B[:3, j] = d
+            B[3:, j] = cross(p, d)
+        return B
