@@ -1,8 +1,7 @@
 """Write a ``System`` as a YAML description (the format of ``docs/config.md``).
 
 Loading what ``save_yaml`` wrote gives the same model: every number is written with full
-precision. Rigidly connected vehicles are written as one tree (their connection becomes a
-fixed joint), which is the same dynamics.
+precision, and vehicles, thrusters and rigid connections are kept as they were.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from transforms3d.euler import quat2euler
 from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
 from ..hydro.params import Hydrodynamics
 from ..spatial import Array
-from .system import System
+from .system import System, Vehicle
 
 
 class _FlowDumper(yaml.SafeDumper):
@@ -98,91 +97,103 @@ def _environment(system: System) -> dict:
     return out
 
 
-def system_to_dict(system: System) -> dict:
-    """The YAML description of ``system`` as plain data."""
+def _joint_entry(model, i: int) -> dict:
+    b, j = model.bodies[i], model.joints[i]
+    joint: dict = {"name": b.joint_name, "type": j.type, "parent": model.bodies[model.parents[i]].name}
+    joint["child"] = b.name
+    joint["origin"] = {"xyz": _vec(b.origin_xyz), "rpy": _vec(b.origin_rpy)}
+    if j.type in ("revolute", "continuous", "prismatic"):
+        joint["axis"] = _vec(j.axis)
+        limits = (
+            ("lower", j.lower),
+            ("upper", j.upper),
+            ("effort", j.effort_limit),
+            ("velocity", j.velocity_limit),
+        )
+        lim = {k: _num(v) for k, v in limits if np.isfinite(v)}
+        if lim:
+            joint["limits"] = lim
+    return joint
+
+
+def _link_entry(b) -> dict:
+    link: dict = {"name": b.name}
+    if b.mass:
+        link["mass"] = _num(b.mass)
+    if np.any(b.com):
+        link["center_of_mass"] = _vec(b.com)
+    if np.any(b.inertia):
+        link["inertia"] = _diag_or_matrix(b.inertia)
+    if b.hydro is not None and _hydro(b.hydro):
+        link["hydrodynamics"] = _hydro(b.hydro)
+    return link
+
+
+def _thruster_entry(t) -> dict:
+    th: dict = {"name": t.name, "link": t.body, "position": _vec(t.position), "direction": _vec(t.direction)}
+    if t.motor is not None:
+        th["motor"] = t.motor
+    if t.reversed:
+        th["reversed"] = True
+    return th
+
+
+def _vehicles(system: System) -> list[Vehicle]:
+    """The system's vehicles, or one per tree for a system built in code without them."""
+    if system.vehicles:
+        return list(system.vehicles)
     model = system.model
-    q = system.initial_q
-    names = {v.root: v for v in system.vehicles}
-    owner_of_body = {b: v for v in system.vehicles for b in v.bodies}
-    vehicles = []
+    out = []
     for r in (i for i in range(model.nbodies) if model.parents[i] < 0):
         tree = [r]
         for i in range(r + 1, model.nbodies):
             if model.parents[i] in tree:
                 tree.append(i)
-        root = model.bodies[r]
-        veh = names.get(root.name)
-        entry: dict = {"name": veh.name if veh else root.name}
-        if model.joints[r].type == "fixed":
+        out.append(
+            Vehicle(model.bodies[r].name, model.bodies[r].name, tuple(model.bodies[i].name for i in tree))
+        )
+    return out
+
+
+def system_to_dict(system: System) -> dict:
+    """The YAML description of ``system`` as plain data: one entry per vehicle, and a rigid
+    connection for each vehicle whose root hangs from another vehicle."""
+    model = system.model
+    q = system.initial_q
+    vehicles, connections = [], []
+    for veh in _vehicles(system):
+        idx = [model.body_index(n) for n in veh.bodies]
+        r = model.body_index(veh.root)
+        entry: dict = {"name": veh.name}
+        if model.parents[r] < 0 and model.joints[r].type == "fixed":
             entry["base"] = "fixed"
-        links, joints, init = [], [], {}
-        for i in tree:
-            b = model.bodies[i]
-            link: dict = {"name": b.name}
-            if b.mass:
-                link["mass"] = _num(b.mass)
-            if np.any(b.com):
-                link["center_of_mass"] = _vec(b.com)
-            if np.any(b.inertia):
-                link["inertia"] = _diag_or_matrix(b.inertia)
-            if b.hydro is not None and _hydro(b.hydro):
-                link["hydrodynamics"] = _hydro(b.hydro)
-            links.append(link)
-            if i == r:
-                continue
-            j = model.joints[i]
-            joint: dict = {
-                "name": b.joint_name,
-                "type": j.type,
-                "parent": model.bodies[model.parents[i]].name,
-            }
-            joint["child"] = b.name
-            joint["origin"] = {"xyz": _vec(b.origin_xyz), "rpy": _vec(b.origin_rpy)}
-            if j.type in ("revolute", "continuous", "prismatic"):
-                joint["axis"] = _vec(j.axis)
-                lim = {
-                    k: _num(v)
-                    for k, v in (
-                        ("lower", j.lower),
-                        ("upper", j.upper),
-                        ("effort", j.effort_limit),
-                        ("velocity", j.velocity_limit),
-                    )
-                    if np.isfinite(v)
-                }
-                if lim:
-                    joint["limits"] = lim
-                if q[model.idx_q[i]] != 0.0:
-                    init[b.joint_name] = _num(q[model.idx_q[i]])
-            joints.append(joint)
-        entry["links"] = links
+        entry["links"] = [_link_entry(model.bodies[i]) for i in idx]
+        joints = [_joint_entry(model, i) for i in idx if i != r]
         if joints:
             entry["joints"] = joints
-        thrusters = []
-        for v in {
-            owner_of_body[model.bodies[i].name].name: owner_of_body[model.bodies[i].name]
-            for i in tree
-            if model.bodies[i].name in owner_of_body
-        }.values():
-            for t in v.thrusters:
-                th: dict = {
-                    "name": t.name,
-                    "link": t.body,
-                    "position": _vec(t.position),
-                    "direction": _vec(t.direction),
-                }
-                if t.motor is not None:
-                    th["motor"] = t.motor
-                if t.reversed:
-                    th["reversed"] = True
-                thrusters.append(th)
-        if thrusters:
-            entry["thrusters"] = thrusters
-        if model.joints[r].type == "free":
+        if veh.thrusters:
+            entry["thrusters"] = [_thruster_entry(t) for t in veh.thrusters]
+        if model.parents[r] < 0 and model.joints[r].type == "free":
             s = model.q_slice(r)
             pose = {"position": _vec(q[s][:3]), "rpy": _vec(quat2euler(q[s][3:7], axes="sxyz"))}
             if np.any(pose["position"]) or np.any(pose["rpy"]):
                 entry["initial_pose"] = pose
+        elif model.parents[r] >= 0:
+            c = _joint_entry(model, r)
+            connections.append(
+                {
+                    "type": "rigid",
+                    "name": c["name"],
+                    "parent": c["parent"],
+                    "child": c["child"],
+                    "origin": c["origin"],
+                }
+            )
+        init = {
+            model.bodies[i].joint_name: _num(q[model.idx_q[i]])
+            for i in idx
+            if i != r and model.joints[i].nq == 1 and q[model.idx_q[i]] != 0.0
+        }
         if init:
             entry["initial_positions"] = init
         vehicles.append(entry)
@@ -191,6 +202,8 @@ def system_to_dict(system: System) -> dict:
         out["description"] = system.description
     out["environment"] = _environment(system)
     out["vehicles"] = vehicles
+    if connections:
+        out["connections"] = connections
     return out
 
 

@@ -197,7 +197,7 @@ class Cursor:
         if positive and not v > 0:
             raise self.error(f"expected a number > 0, got {v}")
         if lo is not None and v < lo:
-            raise self.error(f"expected a number >= {lo}, got {v}")
+            raise self.error(f"expected a number >= {lo:g}, got {v}")
         return float(v)
 
     def vector(self, n: int) -> np.ndarray:
