@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..spatial import Array
+from ..spatial import Array, cross
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,13 @@ class CylinderDrag:
         s = 0.5 * self.length * (x + 1.0)
         nodes = start + s[:, None] * axis  # quadrature points, link axes
         weights = 0.5 * self.length * w
-        for name, value in (("axis", axis), ("start", start), ("nodes", nodes), ("weights", weights)):
+        for name, value in (
+            ("axis", axis),
+            ("start", start),
+            ("s", s),
+            ("nodes", nodes),
+            ("weights", weights),
+        ):
             value.setflags(write=False)
             object.__setattr__(self, name, value)
 
@@ -66,21 +72,24 @@ class CylinderDrag:
 
 def cylinder_drag_wrench(drag: CylinderDrag, v_rel: Array, rho: float) -> Array:
     """Drag wrench ``[f; n]`` on the link about its origin, link axes, for the link's spatial
-    velocity relative to the fluid ``v_rel = [v_r; ω]`` (see the module docstring)."""
-    P = drag.nodes
+    velocity relative to the fluid ``v_rel = [v_r; ω]`` (see the module docstring).
+
+    Along the link ``v_n(s) = A + s B`` with ``A = P (v_r + ω × start)``, ``B = P (ω × e)`` and
+    ``P = 1 - e eᵀ``, so with ``c_k = -½ρC_d 2r w_k |v_n(s_k)|`` at the nodes ``s_k``:
+    ``f = A Σc_k + B Σc_k s_k`` and ``n = start × f + e × (A Σc_k s_k + B Σc_k s_k²)``.
+    """
     e = drag.axis
-    v, w = v_rel[:3], v_rel[3:]
-    # v_p = v + ω × p at every node, written out (np.cross is slow for small arrays)
-    V = np.empty_like(P)
-    V[:, 0] = v[0] + w[1] * P[:, 2] - w[2] * P[:, 1]
-    V[:, 1] = v[1] + w[2] * P[:, 0] - w[0] * P[:, 2]
-    V[:, 2] = v[2] + w[0] * P[:, 1] - w[1] * P[:, 0]
-    Vn = V - np.outer(V @ e, e)
-    k = -rho * drag.drag_coefficient * drag.radius  # ½ ρ C_d (2r)
-    dF = (k * drag.weights * np.sqrt(np.einsum("ij,ij->i", Vn, Vn)))[:, None] * Vn
+    w = v_rel[3:]
+    a = v_rel[:3] + cross(w, drag.start)
+    b = cross(w, e)
+    A = a - (a @ e) * e
+    B = b - (b @ e) * e
+    s = drag.s
+    speed = np.sqrt(np.maximum(A @ A + s * (2.0 * (A @ B)) + s * s * (B @ B), 0.0))
+    c = (-rho * drag.drag_coefficient * drag.radius) * drag.weights * speed
+    c0, c1, c2 = c.sum(), c @ s, c @ (s * s)
+    f = c0 * A + c1 * B
     out = np.empty(6)
-    out[:3] = dF.sum(axis=0)
-    out[3] = np.dot(P[:, 1], dF[:, 2]) - np.dot(P[:, 2], dF[:, 1])
-    out[4] = np.dot(P[:, 2], dF[:, 0]) - np.dot(P[:, 0], dF[:, 2])
-    out[5] = np.dot(P[:, 0], dF[:, 1]) - np.dot(P[:, 1], dF[:, 0])
+    out[:3] = f
+    out[3:] = cross(drag.start, f) + cross(e, c1 * A + c2 * B)
     return out
