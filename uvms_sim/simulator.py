@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .actuators.bank import ThrusterBank
+from .actuators.joints import JointMotors
+from .actuators.thruster import thruster_model
 from .dynamics import aba, step
 from .dynamics.kinematics import check_finite
 from .hydro.environment import Environment
@@ -36,6 +39,9 @@ class Simulator:
     env: Environment = field(default_factory=Environment)
     method: str = "rk4"
 
+    thrusters: ThrusterBank | None = None
+    joint_motors: JointMotors | None = None
+
     def __post_init__(self) -> None:
         self.data = self.model.create_data()
         self.state = State(self.model.neutral(), np.zeros(self.model.nv))
@@ -45,7 +51,9 @@ class Simulator:
     @classmethod
     def from_system(cls, system: System, method: str = "rk4") -> Simulator:
         """A simulator of a loaded description, at its initial configuration."""
-        sim = cls(system.model, system.environment, method)
+        kinds = [thruster_model(v.thruster_model) for v in system.vehicles for _ in v.thrusters]
+        bank = ThrusterBank(system.model, system.thrusters, kinds) if system.thrusters else None
+        sim = cls(system.model, system.environment, method, bank)
         sim.reset(system.initial_q)
         return sim
 
@@ -63,16 +71,34 @@ class Simulator:
         i = self.model.body_index(body) if isinstance(body, str) else body
         self.f_ext[i] = check_finite("wrench", wrench, 6)
 
+    def set_thruster_pwm(self, pwm: Array) -> int:
+        """PWM (us) for every thruster, in ``thrusters.names`` order; see ``ThrusterBank.set_pwm``
+        (non-finite or wrong length: ValueError, nothing changed; returns the number clamped)."""
+        if self.thrusters is None:
+            raise ValueError("this system has no thrusters")
+        return self.thrusters.set_pwm(pwm)
+
+    def _external(self, data) -> Array:
+        return self.f_ext + self.thrusters.wrenches(data)
+
     def step(self, dt: float) -> State:
-        """Advance by dt seconds with the inputs held constant."""
+        """Advance by dt seconds with the inputs held constant (thrust follows the advance speed
+        within the step; the thrusters' spin-up lag is advanced first)."""
         if not dt > 0.0:
             raise ValueError(f"dt must be > 0, got {dt}")
         s = self.state
-        q, v = step(self.model, self.data, s.q, s.v, self.tau, dt, self.env, self.f_ext, self.method, s.t)
+        if self.joint_motors is not None:
+            self.tau = self.joint_motors.apply(self.tau, s.q, s.v, dt)
+        f_ext = self.f_ext
+        if self.thrusters is not None:
+            self.thrusters.advance(dt)
+            f_ext = self._external
+        q, v = step(self.model, self.data, s.q, s.v, self.tau, dt, self.env, f_ext, self.method, s.t)
         self.state = State(q, v, s.t + dt)
         return self.state
 
     def acceleration(self) -> Array:
         """q̈ at the current state and inputs (also fills data.a with body accelerations)."""
         s = self.state
-        return aba(self.model, self.data, s.q, s.v, self.tau, self.env, self.f_ext, s.t)
+        f_ext = self.f_ext if self.thrusters is None else self._external
+        return aba(self.model, self.data, s.q, s.v, self.tau, self.env, f_ext, s.t)

@@ -7,7 +7,7 @@ import numpy as np
 from ..hydro.environment import Environment
 from ..model.model import Data, Model
 from ..spatial import Array
-from .kinematics import check_finite, forward_kinematics
+from .kinematics import ExternalWrench, check_finite, forward_kinematics
 
 
 def aba(
@@ -17,7 +17,7 @@ def aba(
     v: Array,
     tau: Array,
     env: Environment | None = None,
-    f_ext: Array | None = None,
+    f_ext: ExternalWrench = None,
     t: float = 0.0,
 ) -> Array:
     """Joint accelerations ``q̈`` (nv) for generalized forces ``tau`` at state ``(q, v)``.

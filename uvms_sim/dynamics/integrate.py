@@ -28,6 +28,7 @@ from ..hydro.environment import Environment
 from ..model.model import Data, Model
 from ..spatial import Array, skew
 from .aba import aba
+from .kinematics import ExternalWrench
 
 
 class NonFiniteStateError(FloatingPointError):
@@ -36,6 +37,8 @@ class NonFiniteStateError(FloatingPointError):
 
 def _quat_exp(theta: Array) -> Array:
     angle = float(np.linalg.norm(theta))
+    if not np.isfinite(angle):
+        return np.full(4, np.nan)  # reported by the caller's finiteness check
     if angle < 1e-300:
         return np.array([1.0, 0.0, 0.0, 0.0])
     return axangle2quat(theta / angle, angle, is_normalized=True)
@@ -139,14 +142,17 @@ def step_rk4(model: Model, q: Array, v: Array, h: float, accel: Accel, t: float 
     th2 = 0.5 * h * k1
     v2 = v + 0.5 * h * a1
     a2 = accel(integrate(model, q, th2), v2, t + 0.5 * h)
+    _check(model, "a", a2, t + 0.5 * h)
     k2 = _tangent_rate(model, th2, v2)
     th3 = 0.5 * h * k2
     v3 = v + 0.5 * h * a2
     a3 = accel(integrate(model, q, th3), v3, t + 0.5 * h)
+    _check(model, "a", a3, t + 0.5 * h)
     k3 = _tangent_rate(model, th3, v3)
     th4 = h * k3
     v4 = v + h * a3
     a4 = accel(integrate(model, q, th4), v4, t + h)
+    _check(model, "a", a4, t + h)
     k4 = _tangent_rate(model, th4, v4)
     v1 = v + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
     q1 = integrate(model, q, (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4))
@@ -166,7 +172,7 @@ def step(
     tau: Array,
     h: float,
     env: Environment | None = None,
-    f_ext: Array | None = None,
+    f_ext: ExternalWrench = None,
     method: str = "rk4",
     t: float = 0.0,
 ) -> tuple[Array, Array]:

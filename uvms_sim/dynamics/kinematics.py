@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..hydro.environment import Environment
@@ -10,6 +12,11 @@ from ..model.model import Data, Model
 from ..spatial import Array, compose, motion_cross, motion_matrix
 
 DEFAULT_ENV = Environment()
+
+# External wrenches on the bodies (n x 6, body axes, about each body origin): an array, or a
+# function of the forward pass (velocities relative to the water in ``data.v_rel``), evaluated
+# once per call - thrusters, whose thrust depends on the advance speed, are such a function.
+ExternalWrench = Array | Callable[[Data], Array] | None
 
 
 def check_finite(name: str, x: Array, size: int) -> Array:
@@ -46,7 +53,7 @@ def velocities_and_bias(
     data: Data,
     v: Array,
     env: Environment,
-    f_ext: Array | None,
+    f_ext: ExternalWrench,
     t: float = 0.0,
 ) -> None:
     """Body velocities, velocity-product accelerations and hydrodynamic bias forces.
@@ -54,7 +61,10 @@ def velocities_and_bias(
     ``v_i = X_i v_λ + S_i q̇_i`` (seed 000 eq. 9), ``c_i = v_i × S_i q̇_i`` (eq. A3), and the
     bias ``p_i`` of ``uvms_sim.hydro.forces`` with gravity, current and fluid acceleration
     rotated into body axes (eq. 10); the current and its acceleration are taken at time t.
+    ``f_ext`` (see ``ExternalWrench``) is subtracted from the bias.
     """
+    wrench_fn = f_ext if callable(f_ext) else None
+    f_arr = None if wrench_fn is not None else f_ext
     gravity = env.gravity_vector
     rho = env.density
     current, current_accel = env.fluid_state(t)
@@ -85,8 +95,10 @@ def velocities_and_bias(
             model.drag[i],
             rho,
         )
-        if f_ext is not None:
-            data.bias[i] -= f_ext[i]
+        if f_arr is not None:
+            data.bias[i] -= f_arr[i]
+    if wrench_fn is not None:
+        data.bias -= wrench_fn(data)
 
 
 def forward_kinematics(
@@ -95,7 +107,7 @@ def forward_kinematics(
     q: Array,
     v: Array | None = None,
     env: Environment | None = None,
-    f_ext: Array | None = None,
+    f_ext: ExternalWrench = None,
     t: float = 0.0,
 ) -> None:
     """Placements, and with ``v`` also velocities and bias forces (at time t), into ``data``."""

@@ -7,7 +7,7 @@ import numpy as np
 from ..hydro.environment import Environment
 from ..model.model import Data, Model
 from ..spatial import Array
-from .kinematics import check_finite, forward_kinematics
+from .kinematics import ExternalWrench, check_finite, forward_kinematics
 
 
 def rnea(
@@ -17,7 +17,7 @@ def rnea(
     v: Array,
     a: Array,
     env: Environment | None = None,
-    f_ext: Array | None = None,
+    f_ext: ExternalWrench = None,
     t: float = 0.0,
 ) -> Array:
     """Generalized forces ``tau`` that produce accelerations ``a`` at state ``(q, v)``.
@@ -55,7 +55,7 @@ def nonlinear_effects(
     q: Array,
     v: Array,
     env: Environment | None = None,
-    f_ext: Array | None = None,
+    f_ext: ExternalWrench = None,
     t: float = 0.0,
 ) -> Array:
     """``h(q, v) = rnea(q, v, 0)``: Coriolis, damping, gravity, buoyancy and fluid terms."""

@@ -23,7 +23,7 @@ from ..spatial import Array, shift_to_origin
 from .body import Body
 from .joints import Joint
 from .model import Model
-from .system import System, Thruster, Vehicle
+from .system import THRUSTER_MODEL_KEYS, THRUSTER_PRESETS, System, Thruster, Vehicle
 from .yaml_source import ConfigError, Cursor, read_yaml
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -99,6 +99,7 @@ class VehicleSpec:
     links: list[LinkSpec]
     joints: list[JointSpec]
     thrusters: list[Thruster]
+    thruster_model: tuple[tuple[str, object], ...]
     base: str
     position: Array
     rpy: Array
@@ -150,7 +151,13 @@ def _system(top: Cursor, base_dir: Path, source: Path) -> System:
         model=model,
         environment=env,
         vehicles=tuple(
-            Vehicle(v.name, v.root, tuple(ls.name for ls in v.links if ls.name in order), tuple(v.thrusters))
+            Vehicle(
+                v.name,
+                v.root,
+                tuple(ls.name for ls in v.links if ls.name in order),
+                tuple(v.thrusters),
+                v.thruster_model,
+            )
             for v in vehicles
         ),
         initial_q=q0,
@@ -320,6 +327,7 @@ VEHICLE_KEYS = (
     "joints",
     "hydrodynamics",
     "thrusters",
+    "thruster_model",
     "initial_pose",
     "initial_positions",
     "description",
@@ -417,7 +425,26 @@ def _vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
     if init_cur is not None:
         init_cur.mapping(optional=tuple(init_cur.value or ()))
         init = {prefix + str(k): (c.number(), c) for k, c in init_cur.items()}
-    return VehicleSpec(name, root, links, joints, thrusters, base, position, rpy, init, cur)
+    tm_cur = pick("thruster_model")
+    thruster_model = _thruster_model(tm_cur) if tm_cur is not None else (("preset", "t200_16v"),)
+    return VehicleSpec(name, root, links, joints, thrusters, thruster_model, base, position, rpy, init, cur)
+
+
+def _thruster_model(cur: Cursor) -> tuple[tuple[str, object], ...]:
+    """``t200_16v`` or ``{preset: t200_12v, time_constant: 0.1, ...}``."""
+    where = cur
+    if isinstance(cur.value, str):
+        cur = Cursor({"preset": cur.value}, cur.file, cur.path, cur.line)
+    cur.mapping(optional=("preset", *THRUSTER_MODEL_KEYS))
+    preset = cur["preset"].text() if "preset" in cur else "t200_16v"
+    if preset not in THRUSTER_PRESETS:
+        where = where if where is not cur else cur["preset"]
+        raise where.error(f"unknown thruster preset {preset!r}; expected one of {list(THRUSTER_PRESETS)}")
+    out: list[tuple[str, object]] = [("preset", preset)]
+    for key in THRUSTER_MODEL_KEYS:
+        if key in cur:
+            out.append((key, cur[key].number(lo=0.0)))
+    return tuple(out)
 
 
 def _unique(items, cur: Cursor | None, what: str, key) -> None:

@@ -173,6 +173,10 @@ def system_to_dict(system: System) -> dict:
             entry["joints"] = joints
         if veh.thrusters:
             entry["thrusters"] = [_thruster_entry(t) for t in veh.thrusters]
+        if veh.thruster_model != Vehicle.thruster_model:
+            entry["thruster_model"] = {
+                k: (v if isinstance(v, str) else _num(v)) for k, v in veh.thruster_model
+            }
         if model.parents[r] < 0 and model.joints[r].type == "free":
             s = model.q_slice(r)
             pose = {"position": _vec(q[s][:3]), "rpy": _vec(quat2euler(q[s][3:7], axes="sxyz"))}

@@ -42,15 +42,32 @@ class Thruster:
         return np.concatenate([self.direction, cross(self.position, self.direction)])
 
 
+# Thruster types a description may name, and the parameters it may override; the models
+# themselves are ``uvms_sim.actuators.thruster`` (a test keeps the two in step).
+THRUSTER_PRESETS = ("t200_16v", "t200_12v")
+THRUSTER_MODEL_KEYS = (
+    "thrust_forward",
+    "thrust_reverse",
+    "rpm_max",
+    "deadband",
+    "exponent",
+    "diameter",
+    "zero_thrust_advance_ratio",
+    "time_constant",
+)
+
+
 @dataclass(frozen=True)
 class Vehicle:
     """One vehicle of a system: its root body (free joint, or fixed into another vehicle by a
-    rigid connection), its bodies and its thrusters."""
+    rigid connection), its bodies, its thrusters and their type (``thruster_model``: a preset
+    name and parameter overrides)."""
 
     name: str
     root: str
     bodies: tuple[str, ...]
     thrusters: tuple[Thruster, ...] = ()
+    thruster_model: tuple[tuple[str, object], ...] = (("preset", "t200_16v"),)
 
 
 @dataclass

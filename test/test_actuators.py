@@ -1,0 +1,336 @@
+"""Thrusters (PWM -> thrust with advance speed), ArduSub frames, mixing and modes, joint motors."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+from uvms_sim.actuators import PRESETS, T200_12V, T200_16V, ThrusterBank
+from uvms_sim.actuators.ardusub import FRAMES, ArduSubEmulator, VehicleState, mix, normalize_rc, thrust_to_pwm
+from uvms_sim.actuators.joints import SEED003_ARM_GAINS, JointMotors, tuned_gains
+from uvms_sim.actuators.thruster import KGF, thruster_model
+from uvms_sim.model import load
+from uvms_sim.model.system import THRUSTER_MODEL_KEYS, THRUSTER_PRESETS, Thruster
+from uvms_sim.simulator import Simulator
+
+CONFIG = Path(__file__).resolve().parents[1] / "config"
+
+
+# -- thruster curve -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("model", "forward_kgf", "reverse_kgf"), [(T200_16V, 5.25, 4.1), (T200_12V, 3.7, 2.9)], ids=["16V", "12V"]
+)
+def test_t200_datasheet_points(model, forward_kgf, reverse_kgf):
+    """Full command gives the datasheet bollard thrust (DESIGN.md: 5.25/4.1 kgf at 16 V,
+    3.7/2.9 kgf at 12 V) to 1e-9; inside the ±25 us deadband there is none; thrust grows
+    monotonically with the command and reverse is weaker than forward."""
+    assert model.bollard_thrust(1900.0) == pytest.approx(forward_kgf * KGF, rel=1e-9)
+    assert model.bollard_thrust(1100.0) == pytest.approx(-reverse_kgf * KGF, rel=1e-9)
+    for pwm in (1475.0, 1490.0, 1500.0, 1510.0, 1525.0):
+        assert model.bollard_thrust(pwm) == 0.0
+    assert model.bollard_thrust(1526.0) > 0.0 > model.bollard_thrust(1474.0)
+    pwm = np.arange(1100.0, 1901.0, 5.0)
+    T = model.bollard_thrust(pwm)
+    assert np.all(np.diff(T) >= 0.0)
+    for d in (100.0, 200.0, 300.0, 400.0):
+        assert -model.bollard_thrust(1500 - d) / model.bollard_thrust(1500 + d) == pytest.approx(
+            reverse_kgf / forward_kgf, rel=1e-12
+        )
+
+
+def test_presets_match_the_description_schema():
+    assert set(PRESETS) == set(THRUSTER_PRESETS)
+    fields = set(T200_16V.__dataclass_fields__)
+    assert set(THRUSTER_MODEL_KEYS) <= fields
+    lag = thruster_model((("preset", "t200_12v"), ("time_constant", 0.1)))
+    assert lag == replace(T200_12V, time_constant=0.1)
+
+
+def test_advance_speed_loss_sign_and_size():
+    """Seed 001 section 4.1.3 / Fig. 11: moving through the water the way a thruster pushes
+    lowers its thrust, at every command, increasingly with speed (eq. 12: linearly, for a fixed
+    shaft speed); a few newtons at 0.5 m/s. Moving against it raises the thrust (up to the
+    bollard limit)."""
+    m = T200_16V
+    for pwm in np.arange(1550.0, 1901.0, 50.0):
+        n = m.shaft_speed(pwm)
+        T0, T1, T2 = (float(m.thrust(n, u)) for u in (0.0, 0.25, 0.5))
+        assert T0 > T1 > T2 > 0.0
+        assert T0 - T2 == pytest.approx(2.0 * (T0 - T1), rel=1e-12)  # linear in u_a
+        assert 0.5 < T0 - T2 < 10.0, (pwm, T0 - T2)
+        assert float(m.thrust(n, -0.25)) >= T0 or T0 == m.thrust_forward
+    # reverse thrust: moving backwards (the way it pushes) weakens it the same way
+    n = m.shaft_speed(1200.0)
+    assert float(m.thrust(n, 0.0)) < float(m.thrust(n, -0.5)) < 0.0
+
+
+def test_spin_up_lag_is_first_order():
+    system = load(CONFIG / "bluerov2.yaml")
+    lagged = replace(T200_16V, time_constant=0.2)
+    bank = ThrusterBank(system.model, system.thrusters, [lagged] * 6)
+    bank.set_pwm([1900.0] * 6)
+    target = float(lagged.shaft_speed(1900.0))
+    for _ in range(10):
+        bank.advance(0.02)
+    assert bank.n[0] == pytest.approx(target * (1.0 - np.exp(-1.0)), rel=1e-12)
+
+
+def test_bad_pwm_is_rejected_or_clamped():
+    sim = Simulator.from_system(load(CONFIG / "bluerov2.yaml"))
+    before = sim.thrusters.pwm.copy()
+    with pytest.raises(ValueError, match="non-finite"):
+        sim.set_thruster_pwm([1500, np.nan, 1500, 1500, 1500, 1500])
+    with pytest.raises(ValueError, match="6 values"):
+        sim.set_thruster_pwm([1500] * 5)
+    np.testing.assert_array_equal(sim.thrusters.pwm, before)
+    assert sim.set_thruster_pwm([2500, 900, 1500, 1500, 1500, 1500]) == 2
+    np.testing.assert_array_equal(sim.thrusters.pwm[:2], [1900, 1100])
+    sim.step(0.01)
+    assert np.all(np.isfinite(sim.state.v))
+
+
+# -- frames and mixing ----------------------------------------------------------------------
+@pytest.mark.parametrize(("config", "frame"), [("bluerov2", "vectored"), ("bluerov2_heavy", "vectored_6dof")])
+def test_each_motor_pushes_as_its_factor_row(config, frame):
+    """Motor n alone at +100 us: the body wrench has the signs of ArduSub's factors for that
+    motor (forward = +X, lateral = +Y, throttle = up = -Z, roll/pitch/yaw = +K/+M/+N)."""
+    system = load(CONFIG / f"{config}.yaml")
+    sim = Simulator.from_system(system)
+    bank = sim.thrusters
+    for motor, (rf, pf, yf, tf, ff, lf) in FRAMES[frame].items():
+        bank.set_motor_pwm({m: 1500.0 for m in FRAMES[frame]} | {motor: 1600.0})
+        bank.advance(0.01)
+        w = bank.wrenches(sim.data)[0]  # at rest: v_rel = 0
+        X, Y, Z, K, M, N = w
+        assert np.sign(round(X, 9)) == ff and np.sign(round(Y, 9)) == lf and np.sign(round(-Z, 9)) == tf
+        assert np.sign(round(N, 9)) == yf
+        if rf:
+            assert np.sign(K) == rf
+        if pf:
+            assert np.sign(M) == pf
+
+
+@pytest.mark.parametrize("frame", ["vectored", "vectored_6dof"])
+def test_pure_yaw_makes_no_net_force(frame):
+    """A yaw-only stick: thrusters run forward and reverse (whose thrusts differ), yet the
+    forces cancel pairwise and only a yaw moment remains."""
+    config = "bluerov2" if frame == "vectored" else "bluerov2_heavy"
+    sim = Simulator.from_system(load(CONFIG / f"{config}.yaml"))
+    ap = ArduSubEmulator(frame)
+    ap.arm()
+    ap.set_rc([1500, 1500, 1500, 1800, 1500, 1500])
+    pwm = ap.update(VehicleState.from_free_joint(sim.state.q, sim.state.v), 0.01)
+    assert sim.thrusters.set_motor_pwm(pwm) == 0
+    sim.thrusters.advance(0.01)
+    w = sim.thrusters.wrenches(sim.data)[0]
+    np.testing.assert_allclose(w[:3], 0.0, atol=1e-12)
+    assert w[5] > 5.0
+    assert abs(w[3]) < 1e-12 and abs(w[4]) < 1e-12
+
+
+def test_mixing_matches_ardusub_rules():
+    # vectored: full forward and full throttle: the rear thrusters' forward share is limited
+    # to 1 - FV_CPLNG_K |throttle| = 0 when going forward
+    out = mix("vectored", 0, 0, 0, 1.0, 1.0, 0)
+    assert out[1] == -1.0 and out[2] == -1.0 and out[3] == 0.0 and out[4] == 0.0
+    assert out[5] == -1.0 and out[6] == -1.0
+    # vectored_6dof: each group normalised by its largest magnitude
+    out = mix("vectored_6dof", 1.0, 1.0, 0, 0, 1.0, 1.0)
+    assert out[7] == 1.0 and out[6] == -1.0 and out[5] == 0.0
+    assert out[4] == pytest.approx(0.0) and out[3] == pytest.approx(1.0)
+    # MOT_n_DIRECTION = -1 flips that motor's output
+    assert mix("vectored", 0, 0, 0, 0, 0.5, 0, {1: -1.0})[1] == 0.5
+    np.testing.assert_array_equal(thrust_to_pwm([-1.0, 0.0, 0.5, 2.0]), [1100, 1500, 1700, 1900])
+    np.testing.assert_array_equal(normalize_rc([1100, 1500, 1700, 2000]), [-1.0, 0.0, 0.5, 1.0])
+
+
+def test_reversed_thruster_with_mot_direction_flies_the_same():
+    """A thruster mounted backwards (its force for PWM > 1500 flipped) with MOT_1_DIRECTION = -1
+    gives the vehicle the same wrench as the nominal one when the propeller is symmetric; a
+    T200 mounted backwards pushes with its weaker reverse curve, so only the directions agree."""
+    system = load(CONFIG / "bluerov2.yaml")
+    t1 = system.thrusters[0]
+    flipped = (Thruster(t1.name, t1.body, t1.position, -t1.direction, t1.motor, True), *system.thrusters[1:])
+    symmetric = replace(T200_16V, thrust_reverse=T200_16V.thrust_forward)
+    for kind, exact in ((symmetric, True), (T200_16V, False)):
+        wrench = []
+        for thrusters, directions in ((system.thrusters, {}), (flipped, {1: -1.0})):
+            bank = ThrusterBank(system.model, thrusters, [kind] * 6)
+            ap = ArduSubEmulator("vectored", directions)
+            ap.arm()
+            ap.set_rc([1500, 1500, 1500, 1500, 1700, 1600])
+            bank.set_motor_pwm(ap.update(VehicleState.from_free_joint(system.initial_q, np.zeros(6)), 0.01))
+            bank.advance(0.01)
+            wrench.append(bank.wrenches(system.model.create_data())[0])
+        if exact:
+            np.testing.assert_allclose(wrench[0], wrench[1], atol=1e-12)
+        else:
+            np.testing.assert_array_equal(np.sign(np.round(wrench[0], 9)), np.sign(np.round(wrench[1], 9)))
+
+
+def test_disarmed_outputs_neutral_and_modes():
+    ap = ArduSubEmulator("vectored_6dof")
+    ap.set_rc([1900] * 6)
+    s = VehicleState(0.0, 0.0, 0.0, np.zeros(3), 1.0, 0.0)
+    assert ap.update(s, 0.01) == {m: 1500.0 for m in range(1, 9)}
+    assert not ap.set_mode("ACRO_TURBO") and ap.mode == "MANUAL"
+    assert ap.set_mode("alt_hold") and ap.mode == "ALT_HOLD"
+    # RC override semantics: 65535 keeps, 0 releases to 1500, out of range clamps
+    assert ap.set_rc([65535, 0, 2100]) == 1
+    np.testing.assert_array_equal(ap.rc[:3], [1900, 1500, 1900])
+    with pytest.raises(ValueError):
+        ap.set_rc([np.nan])
+    with pytest.raises(ValueError, match="unknown ArduSub frame"):
+        ArduSubEmulator("hexa")
+
+
+def fly(config, frame, mode, schedule, seconds, dt=0.01, setup=None):
+    """Fly a shipped vehicle under the emulated autopilot; ``schedule`` is [(t, rc), ...]."""
+    system = load(CONFIG / f"{config}.yaml")
+    sim = Simulator.from_system(system)
+    if setup:
+        setup(sim)
+    ap = ArduSubEmulator(frame)
+    ap.arm()
+    assert ap.set_mode(mode)
+    trace = []
+    for k in range(round(seconds / dt)):
+        for t, rc in schedule:
+            if abs(k * dt - t) < dt / 2:
+                ap.set_rc(rc)
+        s = VehicleState.from_free_joint(sim.state.q[:7], sim.state.v[:6])
+        sim.thrusters.set_motor_pwm(ap.update(s, dt))
+        sim.step(dt)
+        trace.append(s)
+    return system, sim, trace
+
+
+def test_full_forward_stick_reaches_the_damping_balance():
+    """BlueROV2 Heavy, ALT_HOLD (level, constant depth), forward stick at 1900 us: the steady
+    surge speed solves Σ T_j(u) d_xj = |X_u| u + |X_uu| u² with each thrust T_j at its advance
+    speed u d_xj (eq. 12). Simulated 30 s; agreement within 0.2 % (the controller keeps a
+    fraction of a degree of pitch)."""
+    system, sim, _ = fly(
+        "bluerov2_heavy", "vectored_6dof", "ALT_HOLD", [(0.0, [1500] * 4 + [1900, 1500])], 30
+    )
+    m = T200_16V
+    horizontal = [t for t in system.thrusters if abs(t.direction[2]) < 1e-9]
+    pwm = {1: 1100.0, 2: 1100.0, 3: 1900.0, 4: 1900.0}  # forward factors -1, -1, +1, +1
+
+    def surplus(u):
+        thrust = sum(
+            float(m.thrust(m.shaft_speed(pwm[t.motor]), u * t.direction[0])) * t.direction[0]
+            for t in horizontal
+        )
+        return thrust - (4.03 * u + 18.18 * u * u)
+
+    u_expected = brentq(surplus, 0.1, 5.0)
+    assert sim.state.v[0] == pytest.approx(u_expected, rel=2e-3)
+    assert abs(sim.state.q[2] - system.initial_q[2]) < 0.02  # depth held
+
+
+def test_stabilize_and_alt_hold_emulation():
+    """STABILIZE returns a rolled, yawed vehicle to level within 1 deg in 4 s and holds the
+    heading it had; ALT_HOLD climbs at PILOT_SPEED_UP (0.5 m/s, within 5 % once the depth
+    target ramp is being followed) while the throttle stick is up, and settles within 0.1 m of
+    the depth target once the stick is released (the integrator takes ~10 s to unwind)."""
+
+    def tilt(sim):
+        from transforms3d.euler import euler2quat
+
+        sim.state.q[3:7] = euler2quat(0.4, 0.0, 0.3, axes="sxyz")
+
+    _, _, trace = fly("bluerov2", "vectored", "STABILIZE", [(0.0, [1500] * 6)], 4.0, setup=tilt)
+    assert abs(trace[-1].roll) < np.radians(1.0)
+    assert trace[-1].yaw == pytest.approx(0.3, abs=np.radians(2.0))
+    up, neutral = [1500, 1500, 1900, 1500, 1500, 1500], [1500] * 6
+
+    def deep(sim):
+        sim.state.q[2] = 10.0  # there is no free surface: stay well below where it would be
+
+    _, _, trace = fly("bluerov2", "vectored", "ALT_HOLD", [(0.0, up), (10.0, neutral)], 20.0, setup=deep)
+    depth = np.array([s.depth for s in trace])
+    climb = (depth[600] - depth[1000]) / 4.0  # between 6 s and 10 s, after the start-up transient
+    assert climb == pytest.approx(0.5, rel=0.05)
+    # released at 10 s, the target stops 5 m above the start; the vehicle settles on it
+    assert abs(depth[-1] - 5.0) < 0.1
+
+
+# -- joint motors ---------------------------------------------------------------------------
+def test_joint_position_pid_tracks_a_step_on_the_seed003_arm():
+    """Arm 1 of the seed-003 system, all three joints stepped by 0.3 rad with the vehicle
+    floating: within 5 % of the step after 2 s (joint 1 overshoots while the vehicle yaws in
+    reaction) and 2e-3 rad after 5 s (gains from the joint-space inertia at the target, 2 Hz,
+    critically damped); the torque never exceeds 1.1376 N m."""
+    system = load(CONFIG / "heavy_four_arms_seed003.yaml")
+    sim = Simulator.from_system(system)
+    m = system.model
+    iq = [m.idx_q[m.body_index(f"arm1_link{j}")] for j in (1, 2, 3)]
+    target = system.initial_q.copy()
+    target[iq] = 0.3
+    sim.joint_motors = JointMotors(m, q=target)
+    sim.joint_motors.command("position", {f"arm1_joint{j}": 0.3 for j in (1, 2, 3)})
+    peak = 0.0
+    for k in range(1000):
+        sim.step(0.005)
+        peak = max(peak, np.abs(sim.joint_motors.effort).max())
+        if k == 399:
+            assert np.abs(sim.state.q[iq] - 0.3).max() < 0.05 * 0.3
+    assert np.abs(sim.state.q[iq] - 0.3).max() < 2e-3
+    assert peak <= 1.1376
+
+
+def test_seed003_table5_gains_fail_routh_hurwitz():
+    """The printed Table 5 gains for q1 and q2 make kp kd < I ki with the arm's own inertia
+    (about 6e-3 and 3e-2 kg m² with the arm out), the Routh-Hurwitz condition of a PID on a
+    pure inertia: an unstable loop. Recorded, not used as defaults."""
+    system = load(CONFIG / "heavy_four_arms_seed003.yaml")
+    m = system.model
+    q = system.initial_q.copy()
+    for j in (1, 2, 3):
+        q[m.idx_q[m.body_index(f"arm1_link{j}")]] = 0.3
+    tuned = tuned_gains(m, q)
+    w = 2 * np.pi * 2.0
+    inertia = [tuned[f"arm1_joint{j}"].kp / w**2 for j in (1, 2, 3)]
+    g1, g2, g3 = SEED003_ARM_GAINS
+    assert g1.kp * g1.kd < inertia[0] * g1.ki
+    assert g2.kp * g2.kd < inertia[1] * g2.ki
+    assert g3.kp * g3.kd > inertia[2] * g3.ki
+
+
+def test_joint_effort_limits_and_bad_targets():
+    system = load(CONFIG / "bluerov2_light_arm.yaml")
+    motors = JointMotors(system.model)
+    motors.command("effort", {"arm_joint1": 50.0, "arm_joint2": -3.0})
+    tau = motors.update(system.initial_q, np.zeros(system.model.nv), 0.01)
+    np.testing.assert_array_equal(tau[:2], [10.0, -3.0])  # limit 10 N m
+    before = motors.target.copy()
+    with pytest.raises(ValueError, match="non-finite"):
+        motors.command("position", {"arm_joint1": 0.1, "arm_joint2": np.inf})
+    np.testing.assert_array_equal(motors.target, before)
+    with pytest.raises(KeyError, match="no 1-DOF joint"):
+        motors.command("position", {"elbow": 0.1})
+    with pytest.raises(ValueError, match="joint mode"):
+        motors.command("torque", {"arm_joint1": 0.1})
+
+
+def test_thruster_model_from_yaml(tmp_path):
+    p = tmp_path / "rov.yaml"
+    base = (CONFIG / "bluerov2.yaml").read_text()
+    p.write_text(
+        base.replace(
+            "    thrusters: &vectored_horizontal",
+            "    thruster_model: {preset: t200_12v, time_constant: 0.1}\n    thrusters:",
+        )
+    )
+    sim = Simulator.from_system(load(p))
+    assert sim.thrusters.kinds[0] == replace(T200_12V, time_constant=0.1)
+    p.write_text(
+        base.replace("    thrusters: &vectored_horizontal", "    thruster_model: t300\n    thrusters:")
+    )
+    with pytest.raises(ValueError, match=r"thruster_model: unknown thruster preset 't300'"):
+        load(p)

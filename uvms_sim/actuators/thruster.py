@@ -1,0 +1,110 @@
+"""Thruster model: PWM -> shaft speed -> thrust (seed 001 eqs. 10-14 and 39).
+
+- PWM to shaft speed (seed 001 eq. 39, ``f(x) = a x^b + c``, static because the ESC holds the
+  speed whatever the load, seed 001 section 4.1.3): no speed inside the deadband
+  ``|pwm - 1500| <= deadband``; beyond it ``n = ± n_max ((|Δ| - deadband)/(400 - deadband))^b``.
+  An optional first-order spin-up lag ``ṅ = (n_cmd - n)/τ`` sits after the map.
+- Thrust (seed 001 eq. 12): ``T = T_nn |n| n + T_nu |n| u_a``, with ``T_nn`` different forward
+  and reverse (the T200 pushes about 22 % less in reverse) and ``u_a`` the advance speed: the
+  velocity of the thruster relative to the water along its thrust direction. ``T_nu < 0``:
+  moving the way the thruster pushes lowers its thrust (seed 001 section 4.1.3, Fig. 11).
+  From the linear thrust coefficient ``K_T = α0 + α1 J`` (eqs. 10, 11, 13) with ``J = u_a/(n D)``:
+  ``T_nu = T_nn · α1/(α0 D) = -T_nn/(J0 D)`` where ``J0`` is the advance ratio of zero thrust.
+- Saturation: ``|T|`` never exceeds the bollard thrust at full command in that direction.
+
+Preset numbers (T200, Blue Robotics datasheet via DESIGN.md): full-command thrust 5.25 kgf
+forward / 4.1 kgf reverse at 16 V and 3.7 / 2.9 kgf at 12 V, deadband ±25 us. Not in the
+datasheet facts and chosen here: n_max = 3600 rpm at 16 V (12 V scaled by the square root of
+the thrust ratio), the exponent b = 0.75 (a fractional exponent as eq. 39), propeller diameter
+0.076 m and J0 = 1.0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..spatial import Array
+
+KGF = 9.80665
+PWM_NEUTRAL = 1500.0
+PWM_MIN = 1100.0
+PWM_MAX = 1900.0
+
+
+@dataclass(frozen=True)
+class ThrusterModel:
+    """Static PWM -> thrust map of one thruster type (see module docstring)."""
+
+    thrust_forward: float  # N at full forward command, bollard (u_a = 0)
+    thrust_reverse: float  # N (positive number) at full reverse command
+    rpm_max: float = 3600.0
+    deadband: float = 25.0  # us each side of neutral
+    exponent: float = 0.75  # b of seed 001 eq. 39
+    diameter: float = 0.076  # m
+    zero_thrust_advance_ratio: float = 1.0  # J0 = -α0/α1 of eq. 13
+    time_constant: float = 0.0  # s, first-order spin-up lag (0: static)
+    pwm_min: float = PWM_MIN
+    pwm_max: float = PWM_MAX
+
+    def __post_init__(self) -> None:
+        for name in ("thrust_forward", "thrust_reverse", "rpm_max", "exponent", "diameter"):
+            if not getattr(self, name) > 0.0:
+                raise ValueError(f"thruster model: {name} must be > 0, got {getattr(self, name)}")
+        if not 0.0 <= self.deadband < PWM_MAX - PWM_NEUTRAL:
+            raise ValueError(f"thruster model: deadband must be in [0, 400) us, got {self.deadband}")
+        if not self.time_constant >= 0.0 or not self.zero_thrust_advance_ratio > 0.0:
+            raise ValueError("thruster model: time_constant must be >= 0 and zero_thrust_advance_ratio > 0")
+
+    @property
+    def n_max(self) -> float:
+        """Shaft speed at full command, rev/s."""
+        return self.rpm_max / 60.0
+
+    @property
+    def T_nn_forward(self) -> float:
+        return self.thrust_forward / self.n_max**2
+
+    @property
+    def T_nn_reverse(self) -> float:
+        return self.thrust_reverse / self.n_max**2
+
+    @property
+    def T_nu(self) -> float:
+        """Advance-speed coefficient of eq. 12 (negative), forward-thrust based."""
+        return -self.T_nn_forward / (self.zero_thrust_advance_ratio * self.diameter)
+
+    def shaft_speed(self, pwm: Array) -> Array:
+        """Commanded shaft speed (rev/s, signed) for PWM (us), seed 001 eq. 39."""
+        d = np.asarray(pwm, dtype=float) - PWM_NEUTRAL
+        span = (PWM_MAX - PWM_NEUTRAL) - self.deadband
+        x = np.clip((np.abs(d) - self.deadband) / span, 0.0, 1.0)
+        return np.sign(d) * self.n_max * x**self.exponent
+
+    def thrust(self, n: Array, u_a: Array) -> Array:
+        """Thrust (N, along the thruster's direction) at shaft speed n and advance speed u_a,
+        seed 001 eq. 12, saturated at the bollard thrust of that direction."""
+        n = np.asarray(n, dtype=float)
+        T_nn = np.where(n >= 0.0, self.T_nn_forward, self.T_nn_reverse)
+        T = T_nn * np.abs(n) * n + self.T_nu * np.abs(n) * np.asarray(u_a, dtype=float)
+        return np.clip(T, -self.thrust_reverse, self.thrust_forward)
+
+    def bollard_thrust(self, pwm: Array) -> Array:
+        """Thrust at zero advance speed (the datasheet condition)."""
+        n = self.shaft_speed(pwm)
+        return self.thrust(n, np.zeros_like(n))
+
+
+T200_16V = ThrusterModel(thrust_forward=5.25 * KGF, thrust_reverse=4.1 * KGF, rpm_max=3600.0)
+T200_12V = ThrusterModel(
+    thrust_forward=3.7 * KGF, thrust_reverse=2.9 * KGF, rpm_max=3600.0 * float(np.sqrt(3.7 / 5.25))
+)
+PRESETS = {"t200_16v": T200_16V, "t200_12v": T200_12V}
+
+
+def thruster_model(spec: tuple[tuple[str, object], ...] | dict) -> ThrusterModel:
+    """A preset with overrides, as a description gives it (``Vehicle.thruster_model``)."""
+    params = dict(spec)
+    preset = params.pop("preset", "t200_16v")
+    return replace(PRESETS[str(preset)], **{k: float(v) for k, v in params.items()})
