@@ -334,3 +334,17 @@ def test_thruster_model_from_yaml(tmp_path):
     )
     with pytest.raises(ValueError, match=r"thruster_model: unknown thruster preset 't300'"):
         load(p)
+
+
+def test_bad_inputs_warn_throttled(caplog):
+    """Each kind of bad input is logged once per second, not once per message."""
+    sim = Simulator.from_system(load(CONFIG / "bluerov2.yaml"))
+    with caplog.at_level("WARNING", logger="uvms_sim"):
+        for _ in range(50):
+            sim.set_thruster_pwm([2500, 1500, 1500, 1500, 1500, 1500])
+        for _ in range(3):
+            with pytest.raises(ValueError):
+                sim.set_thruster_pwm([np.nan] * 6)
+    msgs = [r.getMessage() for r in caplog.records]
+    assert sum("clamped" in m for m in msgs) == 1 and "thruster1" in msgs[0]
+    assert sum("non-finite" in m for m in msgs) == 1

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from transforms3d.euler import quat2euler
 
+from ..log import Throttle
 from ..spatial import Array
 
 # motor -> (roll, pitch, yaw, throttle, forward, lateral)
@@ -178,6 +179,7 @@ class ArduSubEmulator:
         self._depth_target: float | None = None
         self._i_z = 0.0
         self._i_att = np.zeros(3)
+        self.throttle = Throttle()
 
     # -- commands ---------------------------------------------------------------------------
     def arm(self, value: bool = True) -> None:
@@ -206,6 +208,7 @@ class ArduSubEmulator:
         non-finite values raise ValueError and change nothing. Returns how many were clamped."""
         arr = np.asarray(channels, dtype=float).reshape(-1)
         if not np.all(np.isfinite(arr)):
+            self.throttle.warn("finite", "RC override rejected: non-finite channel values")
             raise ValueError("RC channels must be finite")
         new = self.rc.copy()
         clamped = 0
@@ -218,6 +221,10 @@ class ArduSubEmulator:
             c = min(max(value, 1100.0), 1900.0)
             clamped += int(c != value)
             new[k] = c
+        if clamped:
+            self.throttle.warn(
+                "range", f"RC override outside 1100-1900 us clamped: {arr[: len(new)].tolist()}"
+            )
         self.rc = new
         return clamped
 

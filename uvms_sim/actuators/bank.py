@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..log import Throttle
 from ..model.model import Data, Model
 from ..model.system import Thruster
 from ..spatial import Array
@@ -35,6 +36,7 @@ class ThrusterBank:
         self.n = np.zeros(len(thrusters))  # shaft speed, rev/s (state of the lag)
         self.thrust = np.zeros(len(thrusters))  # last evaluated thrust, N
         self.nbodies = model.nbodies
+        self.throttle = Throttle()
 
     def __len__(self) -> int:
         return len(self.thrusters)
@@ -42,17 +44,23 @@ class ThrusterBank:
     def set_pwm(self, pwm: Array) -> int:
         """Command PWM (us) in thruster order. A non-finite value or a wrong length raises
         ``ValueError`` and changes nothing; values outside [1100, 1900] are clamped. Returns
-        how many were clamped (the caller warns)."""
+        how many were clamped. Each kind of bad input is logged, throttled."""
         arr = np.asarray(pwm, dtype=float)
         if arr.shape != (len(self),):
-            raise ValueError(
-                f"pwm must have {len(self)} values (thrusters {self.names}), got shape {arr.shape}"
-            )
+            msg = f"pwm must have {len(self)} values (thrusters {self.names}), got shape {arr.shape}"
+            self.throttle.warn("shape", f"thruster command rejected: {msg}")
+            raise ValueError(msg)
         if not np.all(np.isfinite(arr)):
-            raise ValueError(f"pwm has non-finite values at {np.flatnonzero(~np.isfinite(arr)).tolist()}")
+            msg = f"pwm has non-finite values at {np.flatnonzero(~np.isfinite(arr)).tolist()}"
+            self.throttle.warn("finite", f"thruster command rejected: {msg}")
+            raise ValueError(msg)
         clamped = np.clip(arr, PWM_MIN, PWM_MAX)
+        n = int(np.count_nonzero(clamped != arr))
+        if n:
+            bad = {self.names[k]: float(arr[k]) for k in np.flatnonzero(clamped != arr)}
+            self.throttle.warn("range", f"thruster PWM outside {PWM_MIN:.0f}-{PWM_MAX:.0f} us clamped: {bad}")
         self.pwm[:] = clamped
-        return int(np.count_nonzero(clamped != arr))
+        return n
 
     def set_motor_pwm(self, outputs: dict[int, float] | Array) -> int:
         """Command by autopilot output number: ``{motor: pwm}`` or an array where entry k is

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..log import Throttle
 from ..model.model import Model
 from ..spatial import Array
 
@@ -76,6 +77,7 @@ class JointMotors:
         self.target = np.zeros(n)
         self.integral = np.zeros(n)
         self.effort = np.zeros(n)  # last output
+        self.throttle = Throttle()
 
     def _k(self, name: str) -> int:
         try:
@@ -91,7 +93,11 @@ class JointMotors:
         ks = [(self._k(name), float(value)) for name, value in targets.items()]
         bad = [self.names[k] for k, v in ks if not np.isfinite(v)]
         if bad:
+            self.throttle.warn("finite", f"joint command rejected: non-finite targets for {bad}")
             raise ValueError(f"non-finite joint targets for {bad}")
+        over = [self.names[k] for k, v in ks if mode == "effort" and abs(v) > self.limit[k]]
+        if over:
+            self.throttle.warn("limit", f"joint efforts above the effort limit are clipped: {over}")
         for k, v in ks:
             if self.mode[k] != mode:
                 self.integral[k] = 0.0
