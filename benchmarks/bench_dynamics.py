@@ -1,4 +1,5 @@
-"""Microseconds per ABA / RNEA / CRBA call and per RK4 step on the library models.
+"""Microseconds per ABA / RNEA / CRBA call and per RK4 step on the library models, and per
+``Simulator.step`` (thrusters and per-link drag included) on the shipped configs.
 
 Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_dynamics.py [--repeat N]``.
 Prints a table; seed 000 reports 2.6 ms per dynamics iteration of the 28-body / 45-DOF
@@ -15,7 +16,10 @@ import numpy as np
 
 from uvms_sim.dynamics import aba, crba, rnea, step
 from uvms_sim.hydro import Environment
+from uvms_sim.model import load
+from uvms_sim.model.configs import shipped_configs
 from uvms_sim.model.library import MODELS
+from uvms_sim.simulator import Simulator
 
 
 def per_call_us(fn, repeat: int) -> float:
@@ -60,6 +64,24 @@ def main() -> None:
         row = bench_model(factory, args.repeat, env, rng)
         print("{:14s} {:6d} {:4d} {:9.0f} {:9.0f} {:9.0f} {:12.0f}".format(name, *row))
     print("seed 000 (1996, SGI Indigo2 R4400 150 MHz): 28 bodies / 45 DOF, 2600 us per dynamics iteration")
+    print()
+    print("Simulator.step (RK4, dt = 2 ms) on the shipped configs, thrusters at 1600 us, current 0.2 m/s:")
+    print("{:26s} {:>6s} {:>4s} {:>9s} {:>12s}".format("config", "bodies", "nv", "thrusters", "step us"))
+    for name, path in shipped_configs().items():
+        system = load(path)
+        system.environment = env
+        sim = Simulator.from_system(system)
+        if sim.thrusters is not None:
+            sim.set_thruster_pwm(np.full(len(sim.thrusters), 1600.0))
+        state = sim.state
+
+        def one_step(sim=sim, state=state):
+            sim.state = state
+            sim.step(0.002)
+
+        us = per_call_us(one_step, max(1, args.repeat // 4))
+        nthr = 0 if sim.thrusters is None else len(sim.thrusters)
+        print(f"{name:26s} {system.model.nbodies:6d} {system.model.nv:4d} {nthr:9d} {us:12.0f}")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,15 @@ class ThrusterBank:
         self.thrust = np.zeros(len(thrusters))  # last evaluated thrust, N
         self.nbodies = model.nbodies
         self.throttle = Throttle()
+        # per-thruster model constants, so that a wrench evaluation is a few array operations
+        self.T_nn_forward = np.array([k.T_nn_forward for k in kinds])
+        self.T_nn_reverse = np.array([k.T_nn_reverse for k in kinds])
+        self.T_nu = np.array([k.T_nu for k in kinds])
+        self.T_max = np.array([k.thrust_forward for k in kinds])
+        self.T_min = -np.array([k.thrust_reverse for k in kinds])
+        self.incidence = np.zeros((model.nbodies, len(thrusters)))  # body <- thruster
+        self.incidence[self.body, np.arange(len(thrusters))] = 1.0
+        self.unit_wrench = np.hstack([self.direction, self.moment_arm])  # n x 6
 
     def __len__(self) -> int:
         return len(self.thrusters)
@@ -89,13 +98,20 @@ class ThrusterBank:
 
     def wrenches(self, data: Data) -> Array:
         """Per-body wrenches (nbodies x 6, body axes, about the body origin) at the velocities in
-        ``data.v_rel``; also stores the thrusts in ``self.thrust``."""
-        out = np.zeros((self.nbodies, 6))
+        ``data.v_rel``; also stores the thrusts in ``self.thrust``. Vectorised form of
+        ``ThrusterModel.thrust`` (eq. 12 and saturation) over all thrusters."""
         vr = data.v_rel[self.body]
-        v_point = vr[:, :3] + np.cross(vr[:, 3:], self.position)
+        w, p = vr[:, 3:], self.position
+        v_point = vr[:, :3] + np.stack(
+            (
+                w[:, 1] * p[:, 2] - w[:, 2] * p[:, 1],
+                w[:, 2] * p[:, 0] - w[:, 0] * p[:, 2],
+                w[:, 0] * p[:, 1] - w[:, 1] * p[:, 0],
+            ),
+            axis=1,
+        )
         u_a = np.einsum("ij,ij->i", v_point, self.direction)
-        for k, kind in enumerate(self.kinds):
-            self.thrust[k] = float(kind.thrust(self.n[k], u_a[k]))
-        np.add.at(out[:, :3], self.body, self.thrust[:, None] * self.direction)
-        np.add.at(out[:, 3:], self.body, self.thrust[:, None] * self.moment_arm)
-        return out
+        n = self.n
+        T_nn = np.where(n >= 0.0, self.T_nn_forward, self.T_nn_reverse)
+        np.clip(T_nn * np.abs(n) * n + self.T_nu * np.abs(n) * u_a, self.T_min, self.T_max, out=self.thrust)
+        return self.incidence @ (self.thrust[:, None] * self.unit_wrench)
