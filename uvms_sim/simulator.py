@@ -3,6 +3,11 @@
 The one entry point the ROS node, the SITL/HIL bridges and the replay tools drive. Pure
 numpy: no ROS import. Inputs are validated: a wrong length or a non-finite value raises
 ``ValueError`` and leaves the state unchanged.
+
+Per step: joint motors compute their efforts and the thrusters their shaft speeds (held over
+the step), then the integrator advances ``(q, v)`` with, at every stage, the forward dynamics
+(ABA; with rigid connections the Udwadia-Kalaba correction), thrust at the stage's advance
+speeds and contact forces at the stage's positions.
 """
 
 from __future__ import annotations
@@ -10,12 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from transforms3d.euler import euler2mat
 
 from .actuators.bank import ThrusterBank
 from .actuators.joints import JointMotors
 from .actuators.thruster import thruster_model
-from .dynamics import aba, step
-from .dynamics.kinematics import check_finite
+from .dynamics.constraints import RigidConstraint, constrained_aba, pose_error, project_velocity
+from .dynamics.contact import Contacts
+from .dynamics.integrate import INTEGRATORS
+from .dynamics.kinematics import check_finite, placements
 from .hydro.environment import Environment
 from .model.model import Model
 from .model.system import System
@@ -38,11 +46,15 @@ class Simulator:
     model: Model
     env: Environment = field(default_factory=Environment)
     method: str = "rk4"
-
     thrusters: ThrusterBank | None = None
     joint_motors: JointMotors | None = None
+    contacts: Contacts | None = None
+    constraints: list[RigidConstraint] = field(default_factory=list)
+    baumgarte: tuple[float, float] = (5.0, 5.0)  # (α, β) of the constraint stabilisation, 1/s
 
     def __post_init__(self) -> None:
+        if self.method not in INTEGRATORS:
+            raise ValueError(f"integrator {self.method!r} is not one of {sorted(INTEGRATORS)}")
         self.data = self.model.create_data()
         self.state = State(self.model.neutral(), np.zeros(self.model.nv))
         self.tau = np.zeros(self.model.nv)
@@ -53,8 +65,14 @@ class Simulator:
         """A simulator of a loaded description, at its initial configuration."""
         kinds = [thruster_model(v.thruster_model) for v in system.vehicles for _ in v.thrusters]
         bank = ThrusterBank(system.model, system.thrusters, kinds) if system.thrusters else None
-        sim = cls(system.model, system.environment, method, bank)
+        contacts = None
+        if system.seabeds or system.anchors:
+            contacts = Contacts(system.model, list(system.seabeds), list(system.anchors))
+        sim = cls(system.model, system.environment, method, bank, contacts=contacts)
         sim.reset(system.initial_q)
+        for c in system.constraints:
+            sim.connect(c.parent, c.child, c.name, c.E, c.r)
+        sim.system = system
         return sim
 
     def reset(self, q: Array | None = None, v: Array | None = None) -> None:
@@ -63,6 +81,7 @@ class Simulator:
         v = np.zeros(self.model.nv) if v is None else check_finite("v", v, self.model.nv)
         self.state = State(np.array(q, dtype=float), np.array(v, dtype=float), 0.0)
 
+    # -- inputs -------------------------------------------------------------------------------
     def set_generalized_forces(self, tau: Array) -> None:
         self.tau = check_finite("tau", tau, self.model.nv).copy()
 
@@ -78,27 +97,83 @@ class Simulator:
             raise ValueError("this system has no thrusters")
         return self.thrusters.set_pwm(pwm)
 
+    # -- rigid connections made and broken at run time (docking) ---------------------------------
+    def connect(
+        self,
+        parent: int | str,
+        child: int | str,
+        name: str | None = None,
+        E: Array | None = None,
+        r: Array | None = None,
+    ) -> RigidConstraint:
+        """Bolt body ``child`` to body ``parent``: at relative pose ``(E, r)`` (child_R_parent,
+        child origin in parent axes), by default where it is now. The velocities are projected
+        onto the connection (the momentum-conserving inelastic impulse of docking)."""
+        p = self.model.body_index(parent) if isinstance(parent, str) else parent
+        c = self.model.body_index(child) if isinstance(child, str) else child
+        name = name or f"{self.model.bodies[p].name}_to_{self.model.bodies[c].name}"
+        if any(k.name == name for k in self.constraints):
+            raise ValueError(f"a connection named {name!r} exists already")
+        if E is None or r is None:
+            placements(self.model, self.data, self.state.q)
+            Rp, pp = self.data.R_world[p], self.data.p_world[p]
+            Rc, pc = self.data.R_world[c], self.data.p_world[c]
+            E, r = Rc.T @ Rp, Rp.T @ (pc - pp)
+        con = RigidConstraint(name, p, c, np.asarray(E, dtype=float), np.asarray(r, dtype=float))
+        self.constraints.append(con)
+        s = self.state
+        self.state = State(s.q, project_velocity(self.model, self.data, s.q, s.v, self.constraints), s.t)
+        return con
+
+    def disconnect(self, name: str) -> None:
+        """Break a connection (undocking); the bodies then move freely from their state."""
+        for k, c in enumerate(self.constraints):
+            if c.name == name:
+                del self.constraints[k]
+                return
+        raise KeyError(f"no connection named {name!r}: {[c.name for c in self.constraints]}")
+
+    def constraint_error(self) -> Array:
+        """Pose error ``[e_p; e_R]`` of every connection (m, rad), one row each."""
+        placements(self.model, self.data, self.state.q)
+        return np.array([pose_error(self.data, c) for c in self.constraints]).reshape(-1, 6)
+
+    # -- dynamics -------------------------------------------------------------------------------
     def _external(self, data) -> Array:
-        return self.f_ext + self.thrusters.wrenches(data)
+        out = self.f_ext.copy()
+        if self.thrusters is not None:
+            out += self.thrusters.wrenches(data)
+        if self.contacts is not None:
+            out += self.contacts.wrenches(data)
+        return out
+
+    def _accel(self, q: Array, v: Array, t: float) -> Array:
+        f_ext = self.f_ext if self.thrusters is None and self.contacts is None else self._external
+        alpha, beta = self.baumgarte
+        return constrained_aba(
+            self.model, self.data, q, v, self.tau, self.constraints, self.env, f_ext, t, alpha, beta
+        )
 
     def step(self, dt: float) -> State:
         """Advance by dt seconds with the inputs held constant (thrust follows the advance speed
-        within the step; the thrusters' spin-up lag is advanced first)."""
+        within the step; the thrusters' spin-up lag and the joint motors are updated first)."""
         if not dt > 0.0:
             raise ValueError(f"dt must be > 0, got {dt}")
         s = self.state
         if self.joint_motors is not None:
             self.tau = self.joint_motors.apply(self.tau, s.q, s.v, dt)
-        f_ext = self.f_ext
         if self.thrusters is not None:
             self.thrusters.advance(dt)
-            f_ext = self._external
-        q, v = step(self.model, self.data, s.q, s.v, self.tau, dt, self.env, f_ext, self.method, s.t)
+        q, v = INTEGRATORS[self.method](self.model, s.q, s.v, dt, self._accel, s.t)
         self.state = State(q, v, s.t + dt)
         return self.state
 
     def acceleration(self) -> Array:
         """q̈ at the current state and inputs (also fills data.a with body accelerations)."""
         s = self.state
-        f_ext = self.f_ext if self.thrusters is None else self._external
-        return aba(self.model, self.data, s.q, s.v, self.tau, self.env, f_ext, s.t)
+        return self._accel(s.q, s.v, s.t)
+
+
+def pose_from_rpy(xyz: Array, rpy: Array) -> tuple[Array, Array]:
+    """``(E, r)`` of a child frame given as URDF-style ``xyz``/``rpy`` in its parent frame."""
+    return euler2mat(*rpy, axes="sxyz").T, np.asarray(xyz, dtype=float)

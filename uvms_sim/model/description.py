@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from transforms3d.euler import euler2quat
+from transforms3d.euler import euler2mat, euler2quat
+from transforms3d.quaternions import mat2quat
 
 from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
 from ..hydro.drag import CylinderDrag
@@ -23,7 +24,17 @@ from ..spatial import Array, shift_to_origin
 from .body import Body
 from .joints import Joint
 from .model import Model
-from .system import THRUSTER_MODEL_KEYS, THRUSTER_PRESETS, System, Thruster, Vehicle
+from .system import (
+    THRUSTER_MODEL_KEYS,
+    THRUSTER_PRESETS,
+    Anchor,
+    Connection,
+    ContactPoint,
+    Seabed,
+    System,
+    Thruster,
+    Vehicle,
+)
 from .yaml_source import ConfigError, Cursor, read_yaml
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -109,7 +120,7 @@ class VehicleSpec:
 
 # -- top level ----------------------------------------------------------------------------
 def _system(top: Cursor, base_dir: Path, source: Path) -> System:
-    top.mapping(("vehicles",), ("name", "description", "sources", "environment", "connections"))
+    top.mapping(("vehicles",), ("name", "description", "sources", "environment", "connections", "contacts"))
     env = _environment(top["environment"]) if "environment" in top else Environment()
     vehicles = [_vehicle(c, base_dir, k) for k, c in enumerate(top["vehicles"].seq("a list of vehicles"))]
     if not vehicles:
@@ -129,8 +140,12 @@ def _system(top: Cursor, base_dir: Path, source: Path) -> System:
                     raise ls.cur.error(f"link name {ls.name!r} is used by another vehicle too (use `prefix`)")
                 seen.add(ls.name)
     attached: dict[str, JointSpec] = {}
+    constrained: list[JointSpec] = []
     for c in top["connections"].seq("a list of connections") if "connections" in top else []:
-        joint = _connection(c, links, owner)
+        joint, method = _connection(c, links, owner)
+        if method == "constraint":
+            constrained.append(joint)
+            continue
         if joint.child in attached:
             raise c.error(f"vehicle root {joint.child!r} is connected twice")
         attached[joint.child] = joint
@@ -145,7 +160,9 @@ def _system(top: Cursor, base_dir: Path, source: Path) -> System:
     default_name = vehicles[0].name if len(vehicles) == 1 else source.stem
     model = Model(bodies, name=top["name"].text() if "name" in top else default_name)
     q0 = _initial_configuration(model, vehicles, attached)
+    connections = _place_constrained(model, q0, constrained, owner)
     _check_mass_matrix(model, top)
+    seabeds, anchors = _contacts(top["contacts"], set(order)) if "contacts" in top else ((), ())
     return System(
         name=model.name,
         model=model,
@@ -163,7 +180,68 @@ def _system(top: Cursor, base_dir: Path, source: Path) -> System:
         initial_q=q0,
         source=str(source),
         description=str(top["description"].value) if "description" in top else "",
+        constraints=connections,
+        seabeds=seabeds,
+        anchors=anchors,
     )
+
+
+def _place_constrained(
+    model: Model, q0: Array, joints: list[JointSpec], owner: dict
+) -> tuple[Connection, ...]:
+    """Connections kept by constraints: put each child vehicle where its connection says
+    (from the parent's initial pose), so the system starts on the constraint manifold."""
+    from ..dynamics.kinematics import placements
+
+    data = model.create_data()
+    out = []
+    for j in joints:
+        child = owner[j.child]
+        if "initial_pose" in child.cur:
+            raise child.cur["initial_pose"].error(
+                "a vehicle held by a rigid connection starts where the connection puts it"
+            )
+        placements(model, data, q0)
+        i_p, i_c = model.body_index(j.parent), model.body_index(j.child)
+        E = euler2mat(*j.rpy, axes="sxyz").T
+        R_c = data.R_world[i_p] @ E.T
+        s = model.q_slice(i_c)
+        q0[s.start : s.start + 3] = data.p_world[i_p] + data.R_world[i_p] @ j.xyz
+        q0[s.start + 3 : s.start + 7] = mat2quat(R_c)
+        out.append(Connection(j.name, j.parent, j.child, E, np.asarray(j.xyz, dtype=float)))
+    return tuple(out)
+
+
+def _contacts(cur: Cursor, links: set[str]) -> tuple[tuple[Seabed, ...], tuple[Anchor, ...]]:
+    seabeds, anchors = [], []
+    for c in cur.seq("a list of contacts"):
+        kind = c.mapping(("type",), tuple(c.value or ())).get("type")
+        if kind is None or kind.value not in ("seabed", "anchor"):
+            raise (kind or c).error(f"expected type 'seabed' or 'anchor', got {c.value.get('type')!r}")
+        gains = ("stiffness", "damping")
+        if kind.value == "seabed":
+            c.mapping(("type", "depth", "points"), (*gains, "friction", "slip_velocity", "description"))
+            points = []
+            for pc in c["points"].seq("a list of contact points"):
+                points.append(_contact_point(pc, links))
+            kwargs = {k: c[k].number(lo=0.0) for k in (*gains, "friction") if k in c}
+            if "slip_velocity" in c:
+                kwargs["slip_velocity"] = c["slip_velocity"].number(positive=True)
+            seabeds.append(Seabed(c["depth"].number(), tuple(points), **kwargs))
+        else:
+            c.mapping(("type", "name", "link", "position", "anchor"), (*gains, "description"))
+            point = _contact_point(c, links, extra=("type", "anchor", *gains, "description"))
+            kwargs = {k: c[k].number(lo=0.0) for k in gains if k in c}
+            anchors.append(Anchor(point, c["anchor"].vector(3), **kwargs))
+    return tuple(seabeds), tuple(anchors)
+
+
+def _contact_point(cur: Cursor, links: set[str], extra: tuple[str, ...] = ()) -> ContactPoint:
+    cur.mapping(("name", "link", "position"), extra)
+    link = cur["link"].text()
+    if link not in links:
+        raise cur["link"].error(f"no link named {link!r}")
+    return ContactPoint(cur["name"].text(), link, cur["position"].vector(3))
 
 
 def _order_bodies(
@@ -610,8 +688,15 @@ def _thruster(cur: Cursor, prefix: str, links: set[str]) -> Thruster:
     )
 
 
-def _connection(cur: Cursor, links: dict[str, LinkSpec], owner: dict) -> JointSpec:
-    cur.mapping(("type", "parent", "child"), ("name", "origin", "description"))
+def _connection(cur: Cursor, links: dict[str, LinkSpec], owner: dict) -> tuple[JointSpec, str]:
+    """A rigid connection and how it is kept: ``tree`` (a fixed joint: the child vehicle joins
+    the parent's tree, reduced coordinates) or ``constraint`` (Udwadia-Kalaba)."""
+    cur.mapping(("type", "parent", "child"), ("name", "origin", "method", "description"))
+    method = cur["method"].text() if "method" in cur else "tree"
+    if method not in ("tree", "constraint"):
+        raise cur["method"].error(
+            f"expected 'tree' (a fixed joint) or 'constraint' (Udwadia-Kalaba), got {method!r}"
+        )
     if cur["type"].text() != "rigid":
         raise cur["type"].error(f"expected 'rigid', got {cur['type'].value!r}")
     parent, child = cur["parent"].text(), cur["child"].text()
@@ -630,7 +715,7 @@ def _connection(cur: Cursor, links: dict[str, LinkSpec], owner: dict) -> JointSp
         xyz = o["xyz"].vector(3) if "xyz" in o else xyz
         rpy = o["rpy"].vector(3) if "rpy" in o else rpy
     name = cur["name"].text() if "name" in cur else f"{parent}_to_{child}"
-    return JointSpec(name, "fixed", parent, child, xyz, rpy, np.zeros(3), {}, cur)
+    return JointSpec(name, "fixed", parent, child, xyz, rpy, np.zeros(3), {}, cur), method
 
 
 # -- hydrodynamics --------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from transforms3d.euler import quat2euler
+from transforms3d.euler import mat2euler, quat2euler
 
 from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
 from ..hydro.params import Hydrodynamics
@@ -161,6 +161,7 @@ def system_to_dict(system: System) -> dict:
     model = system.model
     q = system.initial_q
     vehicles, connections = [], []
+    held = {c.child for c in system.constraints}
     for veh in _vehicles(system):
         idx = [model.body_index(n) for n in veh.bodies]
         r = model.body_index(veh.root)
@@ -177,7 +178,7 @@ def system_to_dict(system: System) -> dict:
             entry["thruster_model"] = {
                 k: (v if isinstance(v, str) else _num(v)) for k, v in veh.thruster_model
             }
-        if model.parents[r] < 0 and model.joints[r].type == "free":
+        if model.parents[r] < 0 and model.joints[r].type == "free" and veh.root not in held:
             s = model.q_slice(r)
             pose = {"position": _vec(q[s][:3]), "rpy": _vec(quat2euler(q[s][3:7], axes="sxyz"))}
             if np.any(pose["position"]) or np.any(pose["rpy"]):
@@ -206,8 +207,26 @@ def system_to_dict(system: System) -> dict:
         out["description"] = system.description
     out["environment"] = _environment(system)
     out["vehicles"] = vehicles
+    for c in system.constraints:
+        rpy = _vec(mat2euler(np.asarray(c.E).T, axes="sxyz"))
+        connections.append(
+            {"type": "rigid", "method": "constraint", "name": c.name, "parent": c.parent, "child": c.child,
+             "origin": {"xyz": _vec(c.r), "rpy": rpy}}
+        )  # fmt: skip
     if connections:
         out["connections"] = connections
+    contacts = [
+        {"type": "seabed", "depth": _num(sb.depth), "stiffness": _num(sb.stiffness),
+         "damping": _num(sb.damping), "friction": _num(sb.friction), "slip_velocity": _num(sb.slip_velocity),
+         "points": [{"name": p.name, "link": p.link, "position": _vec(p.position)} for p in sb.points]}
+        for sb in system.seabeds
+    ] + [
+        {"type": "anchor", "name": a.point.name, "link": a.point.link, "position": _vec(a.point.position),
+         "anchor": _vec(a.anchor), "stiffness": _num(a.stiffness), "damping": _num(a.damping)}
+        for a in system.anchors
+    ]  # fmt: skip
+    if contacts:
+        out["contacts"] = contacts
     return out
 
 

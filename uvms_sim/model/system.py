@@ -70,6 +70,54 @@ class Vehicle:
     thruster_model: tuple[tuple[str, object], ...] = (("preset", "t200_16v"),)
 
 
+@dataclass(frozen=True)
+class ContactPoint:
+    """A point of a link that can touch the seabed or hang on an anchor (link axes)."""
+
+    name: str
+    link: str
+    position: Array
+
+
+@dataclass(frozen=True)
+class Seabed:
+    """A horizontal seabed at ``depth`` (world NED z) and the points that can touch it;
+    spring-damper normal force and regularised Coulomb friction (``uvms_sim.dynamics.contact``)."""
+
+    depth: float
+    points: tuple[ContactPoint, ...]
+    stiffness: float = 1.0e4  # N/m
+    damping: float = 200.0  # N s/m
+    friction: float = 0.5
+    slip_velocity: float = 0.01  # m/s
+
+    def __post_init__(self) -> None:
+        if not (self.stiffness >= 0 and self.damping >= 0 and self.friction >= 0 and self.slip_velocity > 0):
+            raise ValueError("seabed: stiffness, damping and friction must be >= 0, slip_velocity > 0")
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A spring-damper from a link point to a fixed world point (NED)."""
+
+    point: ContactPoint
+    anchor: Array
+    stiffness: float = 1.0e3
+    damping: float = 50.0
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A rigid connection kept by a constraint (Udwadia-Kalaba): link ``child`` at pose
+    ``(E, r)`` (child_R_parent, child origin in parent axes) relative to link ``parent``."""
+
+    name: str
+    parent: str
+    child: str
+    E: Array
+    r: Array
+
+
 @dataclass
 class System:
     """A loaded description: ``model`` plus everything a simulation of it needs."""
@@ -81,6 +129,9 @@ class System:
     initial_q: Array | None = None
     source: str = ""
     description: str = ""
+    constraints: tuple[Connection, ...] = ()
+    seabeds: tuple[Seabed, ...] = ()
+    anchors: tuple[Anchor, ...] = ()
 
     def __post_init__(self) -> None:
         if self.initial_q is None:

@@ -1,0 +1,155 @@
+"""Rigid connections between bodies of different trees by the Udwadia-Kalaba equation
+(seed 001 sections 2.3-2.4, eqs. 16-20; seed 004 sections 3-5).
+
+Each vehicle keeps its own free joint; a rigid connection says that the child body moves as if
+bolted to the parent body at a fixed relative pose ``(E, r)`` (child_R_parent, child origin in
+parent coordinates). With ``X = [[E, -E r~], [0, E]]`` the body-frame spatial velocities obey
+``V_c = X V_p``, hence at acceleration level, with body Jacobians ``J`` and the accelerations
+``a⁰`` the bodies have when ``q̈ = 0``:
+
+    A q̈ = b,   A = J_c - X J_p,   b = X a⁰_p - a⁰_c - 2α ė - β² e
+
+(the six rows of seed 001 eqs. 25-26 and 32-33 in body-frame form). ``e`` is the pose error
+of the child from where the parent says it should be: position in child axes, and the
+rotation vector of the quaternion error ``q*⁻¹ ⊗ q_c`` (the quaternion constraint of seed 001
+eq. 22, seed 004 section 5); ``ė = V_c - X V_p``. The ``α, β`` terms are Baumgarte's
+stabilisation of the drift that integrating an acceleration-level constraint leaves.
+
+Constrained accelerations (Udwadia-Kalaba, seed 001 eq. 20) with the Cholesky factor
+``M = L Lᵀ`` standing in for ``M^{1/2}`` (the same minimiser of Gauss's principle
+``(q̈ - q̈_u)ᵀ M (q̈ - q̈_u)`` subject to ``A q̈ = b``):
+
+    q̈ = q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u)
+
+The Moore-Penrose pseudo-inverse makes redundant constraints (a loop of three vehicles)
+harmless: the least-norm correction is unique whatever the rank of ``A``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import cho_factor, solve_triangular
+from transforms3d.quaternions import mat2quat, qinverse, qmult
+
+from ..hydro.environment import Environment
+from ..model.model import Data, Model
+from ..spatial import Array, motion_matrix
+from .aba import aba
+from .crba import crba
+from .kinematics import ExternalWrench
+
+
+@dataclass(frozen=True)
+class RigidConstraint:
+    """Body ``child`` held at pose ``(E, r)`` relative to body ``parent`` (indices)."""
+
+    name: str
+    parent: int
+    child: int
+    E: Array  # child_R_parent
+    r: Array  # child origin in parent coordinates
+
+    @property
+    def X(self) -> Array:
+        return motion_matrix(self.E, self.r)
+
+
+def body_jacobian(model: Model, data: Data, i: int) -> Array:
+    """6 x nv Jacobian of body i's spatial velocity in its own axes (``V_i = J_i v``); needs
+    ``data.X`` from ``placements``."""
+    J = np.zeros((6, model.nv))
+    Xacc = np.eye(6)
+    k = i
+    while k >= 0:
+        joint = model.joints[k]
+        if joint.nv:
+            s = model.idx_v[k]
+            J[:, s : s + joint.nv] = Xacc @ joint.S
+        Xacc = Xacc @ data.X[k]
+        k = model.parents[k]
+    return J
+
+
+def zero_acceleration_bias(model: Model, data: Data) -> Array:
+    """Body accelerations at ``q̈ = 0`` (``a⁰_i = X_i a⁰_λ + c_i``), from ``data.c``."""
+    a0 = np.zeros((model.nbodies, 6))
+    for i in range(model.nbodies):
+        lam = model.parents[i]
+        a0[i] = data.c[i] if lam < 0 else data.X[i] @ a0[lam] + data.c[i]
+    return a0
+
+
+def pose_error(data: Data, c: RigidConstraint) -> Array:
+    """``[e_p; e_R]`` in child axes: position error and rotation vector of the quaternion error."""
+    Rp, pp = data.R_world[c.parent], data.p_world[c.parent]
+    Rc, pc = data.R_world[c.child], data.p_world[c.child]
+    R_target = Rp @ c.E.T
+    e = np.empty(6)
+    e[:3] = Rc.T @ (pc - (pp + Rp @ c.r))
+    q_err = qmult(qinverse(mat2quat(R_target)), mat2quat(Rc))
+    e[3:] = 2.0 * np.sign(q_err[0] or 1.0) * q_err[1:]
+    return e
+
+
+def constraint_equations(
+    model: Model, data: Data, constraints: list[RigidConstraint], v: Array, alpha: float, beta: float
+) -> tuple[Array, Array]:
+    """``(A, b)`` of all constraints (6 rows each); needs placements, velocities and ``data.c``."""
+    A = np.zeros((6 * len(constraints), model.nv))
+    b = np.zeros(6 * len(constraints))
+    a0 = zero_acceleration_bias(model, data)
+    for k, c in enumerate(constraints):
+        X = c.X
+        Jp, Jc = body_jacobian(model, data, c.parent), body_jacobian(model, data, c.child)
+        rows = slice(6 * k, 6 * k + 6)
+        A[rows] = Jc - X @ Jp
+        edot = data.v[c.child] - X @ data.v[c.parent]
+        b[rows] = X @ a0[c.parent] - a0[c.child] - 2.0 * alpha * edot - beta * beta * pose_error(data, c)
+    return A, b
+
+
+def udwadia_kalaba(M: Array, qdd_u: Array, A: Array, b: Array, rcond: float = 1e-10) -> Array:
+    """``q̈ = q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u)`` with ``M = L Lᵀ`` (seed 001 eq. 20)."""
+    L, _ = cho_factor(M, lower=True)
+    L = np.tril(L)
+    G = solve_triangular(L, A.T, lower=True).T  # A L⁻ᵀ
+    z = np.linalg.pinv(G, rcond=rcond) @ (b - A @ qdd_u)
+    return qdd_u + solve_triangular(L.T, z, lower=False)
+
+
+def constrained_aba(
+    model: Model,
+    data: Data,
+    q: Array,
+    v: Array,
+    tau: Array,
+    constraints: list[RigidConstraint],
+    env: Environment | None = None,
+    f_ext: ExternalWrench = None,
+    t: float = 0.0,
+    alpha: float = 5.0,
+    beta: float = 5.0,
+) -> Array:
+    """Unconstrained ``q̈_u`` by ABA, then the Udwadia-Kalaba correction (``M`` by CRBA, with
+    added mass). Without constraints this is ``aba``."""
+    qdd_u = aba(model, data, q, v, tau, env, f_ext, t)
+    if not constraints:
+        return qdd_u
+    A, b = constraint_equations(model, data, constraints, v, alpha, beta)  # data still holds this state
+    M = crba(model, data, q)
+    return udwadia_kalaba(M, qdd_u, A, b)
+
+
+def project_velocity(
+    model: Model, data: Data, q: Array, v: Array, constraints: list[RigidConstraint]
+) -> Array:
+    """The velocity closest to v in the kinetic-energy metric that satisfies the constraints:
+    ``v - L⁻ᵀ (A L⁻ᵀ)⁺ A v``, the perfectly inelastic impulse of docking (momentum kept)."""
+    from .kinematics import forward_kinematics
+
+    forward_kinematics(model, data, q, v)
+    A, _ = constraint_equations(model, data, constraints, v, 0.0, 0.0)
+    M = crba(model, data, q)
+    return udwadia_kalaba(M, v, A, np.zeros(A.shape[0]))
