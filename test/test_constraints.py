@@ -322,3 +322,62 @@ contacts:
     for _ in range(1000):
         sim.step(0.01)
     assert sim.state.q[0] == pytest.approx(10.0 / 50.0, abs=1e-6)
+
+
+def test_seed001_pair_driven_open_loop_by_pwm(tmp_path):
+    """Seed 001's two BlueROVs and connection piece as in its trials (section 3.3): each
+    vehicle's autopilot (emulated ArduSub, bluerov1 frame, ALT_HOLD) holds depth, roll and
+    pitch with the vertical thrusters while the surge thrusters (motors 1 and 2) get open-loop
+    PWM. Both vehicles at 1800 us: the pair goes straight ahead; only the port vehicle: it turns
+    to starboard (section 4.2.2). The shipped description (fixed joints) and the same system
+    kept by Udwadia-Kalaba constraints agree within 1e-5 m over 8 s."""
+    from pathlib import Path
+
+    from uvms_sim.actuators.ardusub import ArduSubEmulator, VehicleState
+    from uvms_sim.dynamics import forward_kinematics
+
+    config = Path(__file__).resolve().parents[1] / "config"
+    text = (config / "bluerov_pair_seed001.yaml").read_text()
+    text = text.replace("include: bluerov_seed001.yaml", f"include: {config / 'bluerov_seed001.yaml'}")
+    systems = {
+        "tree": load_text(tmp_path, text, "tree.yaml"),
+        "constraint": load_text(
+            tmp_path, text.replace("{type: rigid,", "{type: rigid, method: constraint,"), "uk.yaml"
+        ),
+    }
+    assert systems["tree"].model.nv == 6 and systems["constraint"].model.nv == 18
+    final = {}
+    dt = 0.02
+    for label, system in systems.items():
+        for case, driven in (("straight", ("port", "starboard")), ("turn", ("port",))):
+            sim = Simulator.from_system(system)
+            bank = sim.thrusters
+            pilots = {v: ArduSubEmulator("bluerov1") for v in ("port", "starboard")}
+            for ap in pilots.values():
+                ap.arm()
+                ap.set_mode("ALT_HOLD")
+            for _ in range(400):
+                forward_kinematics(sim.model, sim.data, sim.state.q, sim.state.v)
+                pwm = np.full(len(bank), 1500.0)
+                for vehicle, ap in pilots.items():
+                    i = sim.model.body_index(f"{vehicle}/base_link")
+                    out = ap.update(
+                        VehicleState.from_body(sim.data.R_world[i], sim.data.p_world[i], sim.data.v[i]), dt
+                    )
+                    for k, name in enumerate(bank.names):
+                        if name.startswith(vehicle + "/"):
+                            motor = bank.motors[k]
+                            pwm[k] = (
+                                (1800.0 if vehicle in driven else 1500.0) if motor in (1, 2) else out[motor]
+                            )
+                bank.set_pwm(pwm)
+                sim.step(dt)
+            final[label, case] = sim.state.q[:7].copy()
+    for case in ("straight", "turn"):
+        np.testing.assert_allclose(final["constraint", case][:3], final["tree", case][:3], atol=1e-5)
+    straight, turn = final["tree", "straight"], final["tree", "turn"]
+    start = systems["tree"].initial_q
+    assert straight[0] - start[0] > 2.0  # metres forward in 8 s
+    assert abs(straight[1] - start[1]) < 1e-6 and abs(quat2euler(straight[3:7], axes="sxyz")[2]) < 1e-6
+    assert abs(straight[2] - start[2]) < 0.05  # depth held
+    assert quat2euler(turn[3:7], axes="sxyz")[2] > 0.3  # starboard (clockwise from above, NED)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from uvms_sim.actuators.ardusub import FRAMES
 from uvms_sim.cli import main as cli_main
 from uvms_sim.dynamics import aba, crba
 from uvms_sim.hydro import Environment
@@ -202,14 +203,17 @@ VECTORED_6DOF = {
 }
 
 
-@pytest.mark.parametrize(("name", "table"), [("bluerov2", VECTORED), ("bluerov2_heavy", VECTORED_6DOF)])
+@pytest.mark.parametrize(
+    ("name", "table"),
+    [("bluerov2", VECTORED), ("bluerov2_heavy", VECTORED_6DOF), ("bluerov_seed001", FRAMES["bluerov1"])],
+)
 def test_motor_n_is_the_ardusub_thruster(name, table):
     """A positive command on motor n pushes the way ArduSub's factor table says: the signs of
     its forward/lateral force, its up force (throttle) and its roll/pitch/yaw moments."""
     system = load(CONFIG / f"{name}.yaml")
     B = system.allocation_matrix()
     for j, t in enumerate(system.thrusters):
-        roll, pitch, yaw, throttle, forward, lateral = table[t.motor]
+        roll, pitch, yaw, throttle, forward, lateral = np.sign(table[t.motor])
         X, Y, Z, K, M, N = B[:, j]
         assert np.sign(round(X, 9)) == forward and np.sign(round(Y, 9)) == lateral, t.name
         assert np.sign(round(N, 9)) == yaw, t.name

@@ -51,6 +51,7 @@ class Simulator:
     contacts: Contacts | None = None
     constraints: list[RigidConstraint] = field(default_factory=list)
     baumgarte: tuple[float, float] = (5.0, 5.0)  # (α, β) of the constraint stabilisation, 1/s
+    system: System | None = None  # the description it was built from, if any
 
     def __post_init__(self) -> None:
         if self.method not in INTEGRATORS:

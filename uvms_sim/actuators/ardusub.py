@@ -4,8 +4,9 @@ Facts taken from ArduSub (ArduPilot ``libraries/AP_Motors/AP_Motors6DOF.cpp`` an
 ``ArduSub/mode_*.cpp``), re-expressed here:
 
 - Frame factor tables (``FRAMES``): for each motor n (= SERVOn) its roll, pitch, yaw,
-  throttle, forward and lateral factors, for ``vectored`` (BlueROV2, 6 thrusters) and
-  ``vectored_6dof`` (BlueROV2 Heavy, 8 thrusters).
+  throttle, forward and lateral factors, for ``vectored`` (BlueROV2, 6 thrusters),
+  ``vectored_6dof`` (BlueROV2 Heavy, 8 thrusters) and ``bluerov1`` (the first BlueROV of
+  seed 001, 6 thrusters; mixed by ArduSub's generic 6-DOF mixer: sum and clip).
 - RC input channels 1-6 are pitch, roll, throttle, yaw, forward, lateral; each is normalised
   as ``(pwm - 1500) / 400`` clipped to [-1, 1] (``RC_Channel::norm_input`` with 1100/1500/1900).
   Throttle up is positive.
@@ -46,6 +47,14 @@ from ..spatial import Array
 
 # motor -> (roll, pitch, yaw, throttle, forward, lateral)
 FRAMES: dict[str, dict[int, tuple[float, float, float, float, float, float]]] = {
+    "bluerov1": {
+        1: (0.0, 0.0, -1.0, 0.0, 1.0, 0.0),
+        2: (0.0, 0.0, 1.0, 0.0, 1.0, 0.0),
+        3: (-0.5, 0.5, 0.0, 0.45, 0.0, 0.0),
+        4: (0.5, 0.5, 0.0, 0.45, 0.0, 0.0),
+        5: (0.0, -1.0, 0.0, 1.0, 0.0, 0.0),
+        6: (-0.25, 0.0, 0.0, 0.0, 0.0, 1.0),
+    },
     "vectored": {
         1: (0.0, 0.0, 1.0, 0.0, -1.0, 1.0),
         2: (0.0, 0.0, -1.0, 0.0, -1.0, -1.0),
@@ -109,6 +118,11 @@ def mix(
             linear = throttle * tf + fwd * ff + lateral * lf
             out[m] = float(np.clip(directions.get(m, 1.0) * (rpy + linear), -1.0, 1.0))
         return out
+    if frame != "vectored_6dof":  # ArduSub's generic 6DOF mixer (output_armed_stabilizing)
+        for m, (rf, pf, yf, tf, ff, lf) in table.items():
+            total = roll * rf + pitch * pf + yaw * yf + throttle * tf + forward * ff + lateral * lf
+            out[m] = float(np.clip(directions.get(m, 1.0) * total, -1.0, 1.0))
+        return out
     rpt = {m: roll * f[0] + pitch * f[1] + throttle * f[3] for m, f in table.items()}
     yfl = {m: yaw * f[2] + forward * f[4] + lateral * f[5] for m, f in table.items()}
     rpt_max = max(1.0, *(abs(x) for x in rpt.values()))
@@ -129,6 +143,15 @@ class VehicleState:
     rates: Array
     depth: float
     depth_rate: float
+
+    @classmethod
+    def from_body(cls, R: Array, p: Array, v: Array) -> VehicleState:
+        """From a body's world rotation ``R`` (NED <- body), origin ``p`` (NED) and spatial
+        velocity ``v`` in body axes (``data.R_world[i]``, ``data.p_world[i]``, ``data.v[i]``)."""
+        from transforms3d.euler import mat2euler
+
+        roll, pitch, yaw = mat2euler(R, axes="sxyz")
+        return cls(roll, pitch, yaw, np.array(v[3:6], dtype=float), float(p[2]), float((R @ v[:3])[2]))
 
     @classmethod
     def from_free_joint(cls, q: Array, v: Array) -> VehicleState:
