@@ -46,6 +46,7 @@ demo: setup
 
 bench: setup
 	$(PY) benchmarks/bench_dynamics.py
+	$(PY) benchmarks/bench_constraints.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info
