@@ -17,12 +17,9 @@ LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))
 
 
 def node_parameters() -> set[str]:
-    src = (ROOT / "uvms_sim" / "ros" / "node.py").read_text()
-    return {
-        n.args[0].value
-        for n in ast.walk(ast.parse(src))
-        if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "declare_parameter"
-    }
+    from uvms_sim.ros.node import PARAMETERS
+
+    return set(PARAMETERS) | {"use_sim_time"}
 
 
 def test_there_are_launch_files() -> None:

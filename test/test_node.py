@@ -1,73 +1,255 @@
-"""The simulator node over real DDS: command in, motion out with REP-103 signs; bad input survives."""
+"""The simulator node over real DDS: commands in, motion out with REP-103/REP-105 signs, TF,
+sensors, /clock, services, failsafe; malformed input never crashes it."""
 
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
-from geometry_msgs.msg import WrenchStamped
+from geometry_msgs.msg import PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, QoSProfile
 from ros_helpers import ros_context, spin_until
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import FluidPressure, Imu, JointState
+from std_msgs.msg import Float64, Float64MultiArray, UInt16MultiArray
+from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
+from transforms3d.quaternions import quat2mat
 
 from uvms_sim.ros.node import SimulatorNode
 
 pytestmark = pytest.mark.ros
 
 
-def test_forward_wrench_moves_base_link_forward_and_nan_is_rejected() -> None:
-    with ros_context() as (ctx, executor):
-        import rclpy
-        from rclpy.parameter import Parameter
+class Listener:
+    """A user node that keeps the last messages of the topics it listens to."""
 
+    def __init__(self, node, ns: str = "") -> None:
+        self.node = node
+        self.msgs: dict[str, list] = {}
+        latched = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        for topic, kind in (
+            ("odom", Odometry), ("imu", Imu), ("pressure", FluidPressure), ("depth", Float64),
+            ("thrusters/thrust", Float64MultiArray), ("joint_states", JointState), ("/tf", TFMessage),
+            ("/clock", Clock),
+        ):  # fmt: skip
+            self.listen(ns + topic if not topic.startswith("/") else topic, kind)
+        self.msgs["/tf_static"] = []
+        node.create_subscription(TFMessage, "/tf_static", self.msgs["/tf_static"].append, latched)
+
+    def listen(self, topic: str, kind, qos=50) -> None:
+        box: list = []
+        self.msgs[topic] = box
+        self.node.create_subscription(kind, topic, box.append, qos)
+
+    def last(self, topic: str):
+        return self.msgs[topic][-1] if self.msgs[topic] else None
+
+
+@contextmanager
+def simulator(**params):
+    """A SimulatorNode in its own executor thread (as in its own process) and a user node."""
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    with ros_context() as (ctx, executor):
         sim = SimulatorNode(
-            context=ctx,
-            parameter_overrides=[
-                Parameter("real_time_factor", value=2.0),
-                Parameter("physics_rate", value=200.0),
-                Parameter("command_timeout", value=2.0),
-            ],
+            context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
         )
-        # the simulator spins in its own executor thread, as it would in its own process
         sim_executor = SingleThreadedExecutor(context=ctx)
         sim_executor.add_node(sim)
-        spinner = threading.Thread(target=sim_executor.spin, daemon=True)
-        spinner.start()
+        threading.Thread(target=sim_executor.spin, daemon=True).start()
         user = rclpy.create_node("user", context=ctx)
         executor.add_node(user)
-        odoms: list[Odometry] = []
-        tfs: list[TFMessage] = []
-        user.create_subscription(Odometry, "odom", odoms.append, 50)
-        user.create_subscription(TFMessage, "/tf", tfs.append, 50)
-        pub = user.create_publisher(WrenchStamped, "cmd_wrench", 10)
-        bad = WrenchStamped()
-        bad.wrench.force.x = float("nan")
-        good = WrenchStamped()
-        good.wrench.force.x = 20.0
+        try:
+            yield sim, user, executor
+        finally:
+            sim_executor.shutdown()
+            sim.destroy_node()
 
-        def publish() -> None:
-            pub.publish(bad)
-            pub.publish(good)
 
-        # wait for discovery both ways, then drive for 3 s of simulated time
+def call(executor, client, request):
+    assert client.wait_for_service(timeout_sec=5.0)
+    future = client.call_async(request)
+    assert spin_until(executor, future.done, timeout=5.0)
+    return future.result()
+
+
+def test_pwm_moves_forward_and_down_with_rep103_signs_and_sensors():
+    """Vectored BlueROV2 (heading north): a small forward PWM pattern gives +x in base_link and
+    +y in odom (ENU); the vertical thrusters above 1500 us push down: odom z decreases and
+    depth and pressure grow. IMU reads the specific force (about +g up at rest)."""
+    with simulator(real_time_factor=4.0, physics_rate=250.0, command_timeout=5.0) as (_sim, user, executor):
+        ear = Listener(user)
+        pwm = user.create_publisher(UInt16MultiArray, "thrusters/pwm", 10)
+        ready = ("odom", "imu", "pressure", "depth")
         assert spin_until(
-            executor, lambda: pub.get_subscription_count() > 0 and len(odoms) > 0 and len(tfs) > 0
+            executor, lambda: pwm.get_subscription_count() > 0 and all(ear.last(t) for t in ready)
         )
-        start = odoms[-1].pose.pose.position.y
+        imu = ear.last("imu")
+        assert imu.header.frame_id == "base_link"
+        assert 9.0 < imu.linear_acceleration.z < 10.6 and abs(imu.linear_acceleration.x) < 0.2
+        p0 = ear.last("pressure").fluid_pressure
+        assert p0 == pytest.approx(101325.0 + 1000 * 9.81 * ear.last("depth").data, rel=1e-9)
+        start = ear.last("odom").pose.pose.position
+        forward = UInt16MultiArray(data=[1440, 1440, 1560, 1560, 1500, 1500])
+        assert spin_until(
+            executor,
+            lambda: ear.last("odom").twist.twist.linear.x > 0.1,
+            every=lambda: pwm.publish(forward),
+            timeout=30,
+        )
+        odom = ear.last("odom")
+        assert odom.pose.pose.position.y - start.y > 0.0 and abs(odom.pose.pose.position.x - start.x) < 0.05
+        assert odom.header.frame_id == "odom" and odom.child_frame_id == "base_link"
+        thrust = ear.last("thrusters/thrust").data
+        assert len(thrust) == 6 and thrust[0] < 0 < thrust[2]
+        z0, d0 = ear.last("odom").pose.pose.position.z, ear.last("depth").data
+        down = UInt16MultiArray(data=[1500, 1500, 1500, 1500, 1650, 1650])
+        assert spin_until(
+            executor, lambda: ear.last("depth").data > d0 + 0.3, every=lambda: pwm.publish(down), timeout=30
+        )
+        assert ear.last("odom").pose.pose.position.z < z0 - 0.25
+        assert ear.last("pressure").fluid_pressure > p0
 
-        def moved() -> bool:
-            return odoms[-1].pose.pose.position.y - start > 0.5
 
-        # heading north (NED x) at start: forward is +y in ENU odom, +x in FLU base_link
-        assert spin_until(executor, moved, every=publish, timeout=30)
-        last = odoms[-1]
-        assert abs(last.pose.pose.position.x) < 0.05
-        assert last.twist.twist.linear.x > 0.1  # forward in FLU (the Munk moment pitches it at speed)
-        assert last.header.frame_id == "odom" and last.child_frame_id == "base_link"
-        tf = tfs[-1].transforms[0]
-        assert (tf.header.frame_id, tf.child_frame_id) == ("odom", "base_link")
-        assert np.all(np.isfinite(sim.sim.state.q))  # no NaN reached the state
-        sim_executor.shutdown()
-        sim.destroy_node()
+def test_tf_tree_is_complete_and_matches_odometry():
+    """Light-arm BlueROV2: odom -> base_link (dynamic, equal to odometry), base_link ->
+    base_link_frd and odom -> odom_ned (static), base_link_frd -> arm_link1 -> ... -> arm_link4;
+    joint_commands positions are reached and reported in joint_states."""
+    with simulator(
+        description="bluerov2_light_arm", real_time_factor=4.0, physics_rate=250.0, command_timeout=30.0
+    ) as (
+        _sim,
+        user,
+        executor,
+    ):
+        ear = Listener(user)
+        cmd = user.create_publisher(JointState, "joint_commands", 10)
+        assert spin_until(
+            executor, lambda: ear.last("/tf") and ear.msgs["/tf_static"] and cmd.get_subscription_count()
+        )
+        static = {(t.header.frame_id, t.child_frame_id) for m in ear.msgs["/tf_static"] for t in m.transforms}
+        assert {("odom", "odom_ned"), ("base_link", "base_link_frd")} <= static
+        dynamic = {(t.header.frame_id, t.child_frame_id): t for t in ear.last("/tf").transforms}
+        chain = [("odom", "base_link"), ("base_link_frd", "arm_link1")] + [
+            (f"arm_link{k}", f"arm_link{k + 1}") for k in (1, 2, 3)
+        ]
+        assert set(chain) <= set(dynamic)
+        target = JointState(name=["arm_joint2", "arm_joint3"], position=[0.4, -0.3])
+        js = lambda: ear.last("joint_states")  # noqa: E731
+        reached = lambda: js() and abs(js().position[1] - 0.4) < 0.02 and abs(js().position[2] + 0.3) < 0.02  # noqa: E731
+        assert spin_until(executor, reached, every=lambda: cmd.publish(target), timeout=30)
+        assert list(js().name) == ["arm_joint1", "arm_joint2", "arm_joint3", "arm_joint4"]
+        # odom -> base_link equals the odometry published with it
+        tf_msg = ear.last("/tf")
+        odom = [o for o in ear.msgs["odom"] if o.header.stamp == tf_msg.transforms[0].header.stamp]
+        assert odom
+        t = {(x.header.frame_id, x.child_frame_id): x for x in tf_msg.transforms}[("odom", "base_link")]
+        p = odom[-1].pose.pose
+        assert (
+            t.transform.translation.x,
+            t.transform.translation.y,
+            t.transform.translation.z,
+        ) == pytest.approx((p.position.x, p.position.y, p.position.z), abs=1e-12)
+        # base_link -> base_link_frd is the FLU/FRD flip
+        tr = next(
+            x for m in ear.msgs["/tf_static"] for x in m.transforms if x.child_frame_id == "base_link_frd"
+        )
+        r = tr.transform.rotation
+        np.testing.assert_allclose(quat2mat([r.w, r.x, r.y, r.z]), np.diag([1.0, -1.0, -1.0]), atol=1e-12)
+
+
+def test_sim_time_clock_services_and_failsafe():
+    """With use_sim_time the node publishes /clock, faster than the wall clock at
+    real_time_factor 0; pause stops it, step advances one publish period, reset returns to
+    the initial pose; a PWM command times out back to zero thrust."""
+    import time
+
+    with simulator(use_sim_time=True, real_time_factor=0.0, physics_rate=200.0, command_timeout=0.5) as (
+        _sim,
+        user,
+        executor,
+    ):
+        ear = Listener(user)
+        pwm = user.create_publisher(UInt16MultiArray, "thrusters/pwm", 10)
+        assert spin_until(executor, lambda: len(ear.msgs["/clock"]) > 5 and pwm.get_subscription_count())
+        wall0, clock0 = (
+            time.monotonic(),
+            ear.last("/clock").clock.sec + ear.last("/clock").clock.nanosec * 1e-9,
+        )
+        spin_until(executor, lambda: False, timeout=1.0)
+        clock1 = ear.last("/clock").clock.sec + ear.last("/clock").clock.nanosec * 1e-9
+        assert clock1 - clock0 > 1.5 * (time.monotonic() - wall0)  # faster than real time
+        stamp = ear.last("odom").header.stamp
+        assert (
+            abs(stamp.sec + stamp.nanosec * 1e-9 - clock1) < 5.0
+        )  # stamped with sim time, not the wall clock
+        # failsafe: thrust appears, then returns to zero once the command is older than 0.5 s
+        pwm.publish(UInt16MultiArray(data=[1500, 1500, 1500, 1500, 1700, 1700]))
+        assert spin_until(
+            executor, lambda: ear.last("thrusters/thrust") and ear.last("thrusters/thrust").data[4] > 5.0
+        )
+        assert spin_until(executor, lambda: ear.last("thrusters/thrust").data[4] == 0.0, timeout=10)
+        pause = user.create_client(SetBool, "pause")
+        step = user.create_client(Trigger, "step")
+        reset = user.create_client(Trigger, "reset")
+        assert call(executor, pause, SetBool.Request(data=True)).success
+        spin_until(executor, lambda: False, timeout=0.3)
+        t_paused = ear.last("odom").header.stamp
+        spin_until(executor, lambda: False, timeout=0.5)
+        assert ear.last("odom").header.stamp == t_paused
+        assert call(executor, step, Trigger.Request()).success
+        assert spin_until(executor, lambda: ear.last("odom").header.stamp != t_paused)
+        assert call(executor, reset, Trigger.Request()).success
+        assert call(executor, pause, SetBool.Request(data=False)).success
+        assert spin_until(executor, lambda: abs(ear.last("depth").data - 2.0) < 1e-3)
+
+
+def test_malformed_messages_never_crash_the_node():
+    """Wrong-length PWM, NaN wrench, NaN/unknown/mismatched joint commands, a NaN pose: each is
+    rejected with a warning; the node keeps publishing and its state stays finite."""
+    with simulator(description="bluerov2_light_arm", real_time_factor=4.0, physics_rate=250.0) as (
+        sim,
+        user,
+        executor,
+    ):
+        ear = Listener(user)
+        pwm = user.create_publisher(UInt16MultiArray, "thrusters/pwm", 10)
+        wrench = user.create_publisher(WrenchStamped, "cmd_wrench", 10)
+        joints = user.create_publisher(JointState, "joint_commands", 10)
+        pose = user.create_publisher(PoseStamped, "set_pose", 10)
+        assert spin_until(
+            executor,
+            lambda: ear.last("odom") and pose.get_subscription_count() and joints.get_subscription_count(),
+        )
+        bad_wrench = WrenchStamped()
+        bad_wrench.wrench.force.x = float("nan")
+        bad_pose = PoseStamped()
+        bad_pose.pose.position.x = float("inf")
+
+        def publish_bad():
+            pwm.publish(UInt16MultiArray(data=[1500, 1600]))
+            pwm.publish(UInt16MultiArray(data=[0, 65535, 1500, 1500, 1500, 1500]))  # clamped
+            wrench.publish(bad_wrench)
+            joints.publish(JointState(name=["arm_joint1"], effort=[float("nan")]))
+            joints.publish(JointState(name=["arm_joint1", "elbow"], position=[0.1]))
+            joints.publish(JointState(name=["nope"], velocity=[1.0]))
+            pose.publish(bad_pose)
+
+        n0 = len(ear.msgs["odom"])
+        assert spin_until(executor, lambda: len(ear.msgs["odom"]) > n0 + 20, every=publish_bad, timeout=20)
+        assert sim.thread.is_alive()
+        assert np.all(np.isfinite(sim.sim.state.q)) and np.all(np.isfinite(sim.sim.state.v))
+        good = PoseStamped()
+        good.pose.position.x, good.pose.position.z = 3.0, -5.0
+        good.pose.orientation.w = 1.0
+        assert spin_until(
+            executor,
+            lambda: abs(ear.last("odom").pose.pose.position.x - 3.0) < 0.05,
+            every=lambda: pose.publish(good),
+        )

@@ -116,6 +116,7 @@ class VehicleSpec:
     rpy: Array
     initial_positions: dict[str, tuple[float, Cursor]]
     cur: Cursor
+    frame: str = "frd"
 
 
 # -- top level ----------------------------------------------------------------------------
@@ -174,6 +175,7 @@ def _system(top: Cursor, base_dir: Path, source: Path) -> System:
                 tuple(ls.name for ls in v.links if ls.name in order),
                 tuple(v.thrusters),
                 v.thruster_model,
+                v.frame,
             )
             for v in vehicles
         ),
@@ -505,7 +507,9 @@ def _vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
         init = {prefix + str(k): (c.number(), c) for k, c in init_cur.items()}
     tm_cur = pick("thruster_model")
     thruster_model = _thruster_model(tm_cur) if tm_cur is not None else (("preset", "t200_16v"),)
-    return VehicleSpec(name, root, links, joints, thrusters, thruster_model, base, position, rpy, init, cur)
+    return VehicleSpec(
+        name, root, links, joints, thrusters, thruster_model, base, position, rpy, init, cur, frame
+    )
 
 
 def _thruster_model(cur: Cursor) -> tuple[tuple[str, object], ...]:

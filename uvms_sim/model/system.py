@@ -68,6 +68,7 @@ class Vehicle:
     bodies: tuple[str, ...]
     thrusters: tuple[Thruster, ...] = ()
     thruster_model: tuple[tuple[str, object], ...] = (("preset", "t200_16v"),)
+    frame: str = "frd"  # axes of the description's root link: frd, or flu (the root is then <name>_frd)
 
 
 @dataclass(frozen=True)

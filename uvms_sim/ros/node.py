@@ -1,17 +1,34 @@
 """``simulator`` node: runs a ``Simulator`` and talks REP-103/REP-105 ROS.
 
-This is the node's first form: one vehicle from a description, a body-wrench input, and
-odometry + TF out. Parameters (``--ros-args -p name:=value`` or ``--params-file``):
+Parameters (``--ros-args -p name:=value`` or ``--params-file``):
 
-- ``model`` (string, ``bluerov2``): a description file (.yaml, .urdf, .xacro) or the name of a
-  shipped config (``config/NAME.yaml``); the vehicle starts at the description's initial pose
-- ``physics_rate`` (Hz, 500), ``publish_rate`` (Hz, 50)
-- ``real_time_factor`` (1.0; 0 runs as fast as possible)
-- ``frame_id`` (``odom``), ``child_frame_id`` (``base_link``)
-- ``command_timeout`` (s, 0.5): an older wrench command is dropped (failsafe), with a warning
+- ``description`` (``bluerov2``): a description file (.yaml, .urdf, .xacro) or a shipped
+  config's name; vehicles start at the description's initial pose.
+- ``physics_rate`` (Hz, 500), ``publish_rate`` (Hz, 50), ``clock_rate`` (Hz, 250: /clock when
+  ``use_sim_time`` is true), ``real_time_factor`` (1.0; 0 = as fast as possible).
+- ``frame_id`` (``odom``), ``frame_prefix`` (``""``, prepended to every TF frame, for several
+  simulator nodes in one graph).
+- ``command_timeout`` (s, 0.5): an input older than this is dropped (thrusters to 1500 us,
+  joints to zero effort, wrench to zero) with one warning.
+- ``publish_joint_wrenches`` (false): also publish every joint's reaction wrench.
 
-Topics: ``cmd_wrench`` (geometry_msgs/WrenchStamped, base_link FLU, in), ``odom``
-(nav_msgs/Odometry, ENU/FLU, out), ``/tf`` (tf2_msgs/TFMessage, out).
+Topics (relative: they follow the node's namespace and remaps; with several free vehicles in
+one description each vehicle's topics are under ``<vehicle>/``):
+
+- in: ``thrusters/pwm`` (std_msgs/UInt16MultiArray: one PWM per thruster in servo order,
+  element k = SERVO k+1), ``joint_commands`` (sensor_msgs/JointState by name: ``effort`` sets
+  torques; else ``position`` or ``velocity`` set PID targets), ``cmd_wrench``
+  (geometry_msgs/WrenchStamped on base_link, FLU), ``set_pose`` (geometry_msgs/PoseStamped in
+  odom, ENU: teleport, velocities zeroed).
+- out: ``odom`` (nav_msgs/Odometry, odom ENU / base_link FLU), ``imu`` (sensor_msgs/Imu,
+  specific force), ``pressure`` (sensor_msgs/FluidPressure, absolute, Pa), ``depth``
+  (std_msgs/Float64, m down), ``thrusters/thrust`` (std_msgs/Float64MultiArray, N, servo
+  order), ``joint_states``, ``/tf`` and ``/tf_static`` (odom -> base_link -> every link;
+  odom_ned, base_link_frd), ``/clock`` with ``use_sim_time``, and with
+  ``publish_joint_wrenches`` ``joint_wrenches/<joint>`` (geometry_msgs/WrenchStamped, the
+  force the parent applies to the child link, in the child link's axes).
+- services: ``reset`` (std_srvs/Trigger: back to the initial state), ``pause``
+  (std_srvs/SetBool), ``step`` (std_srvs/Trigger: one publish period while paused).
 """
 
 from __future__ import annotations
@@ -23,15 +40,141 @@ import time
 
 import numpy as np
 import rclpy
-from geometry_msgs.msg import TransformStamped, WrenchStamped
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import FluidPressure, Imu, JointState
+from std_msgs.msg import Float64, Float64MultiArray, UInt16MultiArray
+from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
+from transforms3d.quaternions import mat2quat, quat2mat
 
+from ..actuators.joints import JointMotors
+from ..dynamics.rnea import rnea
 from ..model import load
 from ..model.configs import resolve
+from ..sensors import absolute_pressure, body_accelerations, specific_force
 from ..simulator import Simulator
-from . import frames
+from . import frames, messages
+
+PARAMETERS = {
+    "description": "bluerov2",
+    "physics_rate": 500.0,
+    "publish_rate": 50.0,
+    "clock_rate": 250.0,
+    "real_time_factor": 1.0,
+    "frame_id": "odom",
+    "frame_prefix": "",
+    "command_timeout": 0.5,
+    "publish_joint_wrenches": False,
+}
+
+
+class VehicleIO:
+    """Topics of one free vehicle."""
+
+    def __init__(self, node: SimulatorNode, vf: messages.VehicleFrames, ns: str) -> None:
+        sim = node.sim
+        self.frames = vf
+        self.ns = ns
+        vehicle = node.system.vehicle(vf.name)
+        bank = sim.thrusters
+        names = {t.name for t in vehicle.thrusters}
+        idx = [] if bank is None else [k for k, n in enumerate(bank.names) if n in names]
+        # servo order: by motor number, thrusters without one after them in description order
+        self.thrusters = sorted(idx, key=lambda k: (bank.motors[k] is None, bank.motors[k] or 0, k))
+        self.odom = node.create_publisher(Odometry, ns + "odom", 10)
+        self.imu = node.create_publisher(Imu, ns + "imu", 10)
+        self.pressure = node.create_publisher(FluidPressure, ns + "pressure", 10)
+        self.depth = node.create_publisher(Float64, ns + "depth", 10)
+        if self.thrusters:
+            self.thrust = node.create_publisher(Float64MultiArray, ns + "thrusters/thrust", 10)
+            node.create_subscription(UInt16MultiArray, ns + "thrusters/pwm", self.on_pwm, 10)
+        node.create_subscription(WrenchStamped, ns + "cmd_wrench", self.on_wrench, 10)
+        node.create_subscription(PoseStamped, ns + "set_pose", self.on_set_pose, 10)
+        self.node = node
+        self.last_pwm = -math.inf
+        self.last_wrench = -math.inf
+
+    def on_pwm(self, msg: UInt16MultiArray) -> None:
+        node = self.node
+        values = np.asarray(msg.data, dtype=float)
+        if values.shape != (len(self.thrusters),):
+            node.warn(
+                f"{self.ns}pwm",
+                f"{self.ns}thrusters/pwm needs {len(self.thrusters)} values, got {len(values)}",
+            )
+            return
+        with node.lock:
+            pwm = node.sim.thrusters.pwm.copy()
+            pwm[self.thrusters] = values
+            node.sim.set_thruster_pwm(pwm)  # clamps out-of-range values, with a throttled warning
+            self.last_pwm = node.sim.state.t
+
+    def on_wrench(self, msg: WrenchStamped) -> None:
+        f, m = msg.wrench.force, msg.wrench.torque
+        w = np.array([f.x, f.y, f.z, m.x, m.y, m.z])
+        if not np.all(np.isfinite(w)):
+            self.node.warn(f"{self.ns}wrench", f"{self.ns}cmd_wrench with NaN/inf rejected")
+            return
+        with self.node.lock:
+            self.node.sim.set_body_wrench(
+                self.frames.root, np.concatenate((frames.body_frd_flu(w[:3]), frames.body_frd_flu(w[3:])))
+            )
+            self.last_wrench = self.node.sim.state.t
+
+    def on_set_pose(self, msg: PoseStamped) -> None:
+        p, o = msg.pose.position, msg.pose.orientation
+        pos = np.array([p.x, p.y, p.z])
+        quat = np.array([o.w, o.x, o.y, o.z])
+        if not (np.all(np.isfinite(pos)) and np.all(np.isfinite(quat)) and np.linalg.norm(quat) > 0.5):
+            self.node.warn(f"{self.ns}pose", f"{self.ns}set_pose with NaN or a zero quaternion rejected")
+            return
+        R_ned_frd = frames.NED_TO_ENU.T @ quat2mat(quat / np.linalg.norm(quat)) @ frames.FLU_TO_FRD
+        node = self.node
+        with node.lock:
+            s = node.sim.model.q_slice(self.frames.root)
+            q = node.sim.state.q.copy()
+            q[s.start : s.start + 3] = frames.NED_TO_ENU.T @ pos
+            q[s.start + 3 : s.start + 7] = mat2quat(R_ned_frd)
+            node.sim.reset(q)
+
+    def failsafe(self, t: float, timeout: float) -> None:
+        node = self.node
+        if self.thrusters and t - self.last_pwm > timeout and self.last_pwm > -math.inf:
+            pwm = node.sim.thrusters.pwm.copy()
+            pwm[self.thrusters] = 1500.0
+            node.sim.set_thruster_pwm(pwm)
+            self.last_pwm = -math.inf
+            node.get_logger().warning(f"no {self.ns}thrusters/pwm for {timeout} s: thrusters to neutral")
+        if t - self.last_wrench > timeout and self.last_wrench > -math.inf:
+            node.sim.set_body_wrench(self.frames.root, np.zeros(6))
+            self.last_wrench = -math.inf
+            node.get_logger().warning(f"no {self.ns}cmd_wrench for {timeout} s: wrench to zero")
+
+    def publish(self, stamp, acc) -> None:
+        node = self.node
+        sim, data = node.sim, node.sim.data
+        root = self.frames.root
+        s = sim.model.q_slice(root)
+        q, v = sim.state.q[s], data.v[root]
+        self.odom.publish(messages.odometry(stamp, node.frame_id, self.frames.flu, q, v))
+        f = specific_force(data, acc, root, sim.env.gravity)
+        self.imu.publish(messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f))
+        depth = float(data.p_world[root][2])
+        pressure = FluidPressure()
+        pressure.header.stamp = stamp
+        pressure.header.frame_id = self.frames.flu
+        pressure.fluid_pressure = absolute_pressure(depth, sim.env.density, sim.env.gravity)
+        self.pressure.publish(pressure)
+        self.depth.publish(Float64(data=depth))
+        if self.thrusters:
+            self.thrust.publish(
+                Float64MultiArray(data=[float(x) for x in sim.thrusters.thrust[self.thrusters]])
+            )
 
 
 class SimulatorNode(Node):
@@ -39,115 +182,238 @@ class SimulatorNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("simulator", **kwargs)
-        self.declare_parameter("model", "bluerov2")
-        self.declare_parameter("physics_rate", 500.0)
-        self.declare_parameter("publish_rate", 50.0)
-        self.declare_parameter("real_time_factor", 1.0)
-        self.declare_parameter("frame_id", "odom")
-        self.declare_parameter("child_frame_id", "base_link")
-        self.declare_parameter("command_timeout", 0.5)
-        self.system = load(resolve(self.get_parameter("model").value))
+        for name, default in PARAMETERS.items():
+            self.declare_parameter(name, default)
+        get = lambda name: self.get_parameter(name).value  # noqa: E731
+        self.system = load(resolve(get("description")))
         self.sim = Simulator.from_system(self.system)
-        self.dt = 1.0 / float(self.get_parameter("physics_rate").value)
-        self.publish_period = 1.0 / float(self.get_parameter("publish_rate").value)
-        self.rtf = float(self.get_parameter("real_time_factor").value)
-        self.frame_id = self.get_parameter("frame_id").value
-        self.child_frame_id = self.get_parameter("child_frame_id").value
-        self.timeout = float(self.get_parameter("command_timeout").value)
-        self.odom_pub = self.create_publisher(Odometry, "odom", 10)
+        model = self.sim.model
+        self.motors = (
+            JointMotors(model, q=self.system.initial_q) if any(j.nv == 1 for j in model.joints) else None
+        )
+        self.sim.joint_motors = self.motors
+        self.dt = 1.0 / float(get("physics_rate"))
+        self.steps_per_publish = max(1, round(1.0 / (float(get("publish_rate")) * self.dt)))
+        self.steps_per_clock = max(1, round(1.0 / (float(get("clock_rate")) * self.dt)))
+        self.rtf = float(get("real_time_factor"))
+        self.frame_id = get("frame_prefix") + get("frame_id")
+        self.timeout = float(get("command_timeout"))
+        self.sim_time = bool(get("use_sim_time"))
+        self.tf_names, vehicle_frames = messages.tf_names(self.system, get("frame_prefix"))
+        many = len(vehicle_frames) > 1
+        self.vehicles = [VehicleIO(self, vf, f"{vf.name}/" if many else "") for vf in vehicle_frames]
         self.tf_pub = self.create_publisher(TFMessage, "/tf", 10)
-        self.create_subscription(WrenchStamped, "cmd_wrench", self.on_wrench, 10)
-        self.last_command = -math.inf
-        self.timed_out = True
-        self.wall_start = time.monotonic()
-        self.steps_per_publish = max(1, round(self.publish_period / self.dt))
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.tf_static_pub = self.create_publisher(TFMessage, "/tf_static", latched)
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.sim_time else None
+        self.joint_pub = self.create_publisher(JointState, "joint_states", 10)
+        self.create_subscription(JointState, "joint_commands", self.on_joint_commands, 10)
+        self.wrench_pubs = {}
+        if get("publish_joint_wrenches"):
+            for i, b in enumerate(model.bodies):
+                if model.parents[i] >= 0:
+                    self.wrench_pubs[i] = self.create_publisher(
+                        WrenchStamped, f"joint_wrenches/{b.joint_name}", 10
+                    )
+        self.create_service(Trigger, "reset", self.on_reset)
+        self.create_service(SetBool, "pause", self.on_pause)
+        self.create_service(Trigger, "step", self.on_step)
+        self.last_joints = -math.inf
+        self._warned: dict[str, float] = {}
+        self.paused = False
+        self.step_requests = 0
+        self.lock = threading.RLock()
+        self.publish_static()
         # Physics runs in its own thread so that subscriptions are served however fast it
         # steps (a zero-period timer would starve them); ROS callbacks only set inputs.
-        self.lock = threading.Lock()
+        self.wall_start = time.monotonic()
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.run_physics, name="uvms_sim_physics", daemon=True)
         self.thread.start()
 
+    # -- helpers ------------------------------------------------------------------------------
+    def warn(self, key: str, message: str) -> None:
+        """One warning per key per second (rclpy's throttle keys on the call site)."""
+        now = time.monotonic()
+        if now - self._warned.get(key, -math.inf) >= 1.0:
+            self._warned[key] = now
+            self.get_logger().warning(message)
+
+    def stamp(self) -> Time:
+        if self.sim_time:
+            ns = round(self.sim.state.t * 1e9)
+            return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+        return self.get_clock().now().to_msg()
+
     def destroy_node(self) -> None:
-        if not hasattr(self, "thread"):  # the constructor failed before the physics started
-            super().destroy_node()
-            return
-        self.stop_event.set()
-        if self.thread.is_alive() and threading.current_thread() is not self.thread:
-            self.thread.join(timeout=5.0)
+        if hasattr(self, "thread"):
+            self.stop_event.set()
+            if self.thread.is_alive() and threading.current_thread() is not self.thread:
+                self.thread.join(timeout=5.0)
         super().destroy_node()
 
+    # -- inputs ---------------------------------------------------------------------------------
+    def on_joint_commands(self, msg: JointState) -> None:
+        if self.motors is None:
+            self.warn("joints", "joint_commands ignored: this system has no 1-DOF joints")
+            return
+        for field in ("effort", "position", "velocity"):
+            values = list(getattr(msg, field))
+            if not values:
+                continue
+            if len(values) != len(msg.name):
+                self.warn("joints", f"joint_commands: {len(msg.name)} names but {len(values)} {field} values")
+                return
+            targets = {n: float(x) for n, x in zip(msg.name, values, strict=True) if n in self.motors.names}
+            unknown = [n for n in msg.name if n not in self.motors.names]
+            if unknown:
+                self.warn("joints-unknown", f"joint_commands: no joints named {unknown}")
+            try:
+                with self.lock:
+                    self.motors.command(field, targets)
+                    self.last_joints = self.sim.state.t
+            except ValueError as exc:
+                self.warn("joints", f"joint_commands rejected: {exc}")
+            return
+
+    def on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        with self.lock:
+            self.sim.reset(self.system.initial_q)
+            if self.sim.thrusters is not None:
+                self.sim.thrusters.set_pwm(np.full(len(self.sim.thrusters), 1500.0))
+                self.sim.thrusters.n[:] = 0.0
+            self.sim.f_ext[:] = 0.0
+        response.success, response.message = True, "reset to the description's initial state"
+        return response
+
+    def on_pause(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
+        self.paused = bool(request.data)
+        response.success, response.message = True, "paused" if self.paused else "running"
+        return response
+
+    def on_step(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        if not self.paused:
+            response.success, response.message = False, "step works while paused"
+            return response
+        self.step_requests += 1
+        response.success, response.message = True, f"stepping {self.steps_per_publish * self.dt:.4f} s"
+        return response
+
+    # -- the loop -------------------------------------------------------------------------------
     def run_physics(self) -> None:
         """Step at physics_rate, publish every steps_per_publish steps, paced by real_time_factor."""
-        wall0 = time.monotonic()
-        sim0 = self.sim.state.t
-        self.wall_start = wall0
+        wall0, sim0 = time.monotonic(), self.sim.state.t
         while not self.stop_event.is_set() and self.context.ok():
+            if self.paused and self.step_requests == 0:
+                self.stop_event.wait(0.01)
+                wall0, sim0 = time.monotonic(), self.sim.state.t
+                continue
+            if self.paused:
+                self.step_requests -= 1
             try:
                 self.tick()
             except Exception as exc:  # a dead physics thread must say why
                 self.get_logger().fatal(f"physics stopped: {type(exc).__name__}: {exc}")
                 raise
-            if self.rtf > 0:
+            if self.rtf > 0 and not self.paused:
                 delay = wall0 + (self.sim.state.t - sim0) / self.rtf - time.monotonic()
                 if delay > 0:
                     self.stop_event.wait(delay)
             else:
                 time.sleep(0)  # let the executor thread take the GIL
 
-    def on_wrench(self, msg: WrenchStamped) -> None:
-        w = np.array([msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z,
-                      msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z])  # fmt: skip
-        if not np.all(np.isfinite(w)):
-            self.get_logger().warning("cmd_wrench with NaN/inf rejected", throttle_duration_sec=1.0)
-            return
-        frd = np.concatenate((frames.body_frd_flu(w[:3]), frames.body_frd_flu(w[3:])))
-        with self.lock:
-            self.sim.set_body_wrench(0, frd)
-            self.last_command = self.sim.state.t
-            self.timed_out = False
-
     def tick(self) -> None:
         with self.lock:
-            for _ in range(self.steps_per_publish):
-                if not self.timed_out and self.sim.state.t - self.last_command > self.timeout:
-                    self.sim.set_body_wrench(0, np.zeros(6))
-                    self.timed_out = True
-                    self.get_logger().warning(f"no cmd_wrench for {self.timeout} s: wrench set to zero")
+            for k in range(self.steps_per_publish):
+                t = self.sim.state.t
+                for io in self.vehicles:
+                    io.failsafe(t, self.timeout)
+                if (
+                    self.motors is not None
+                    and t - self.last_joints > self.timeout > 0
+                    and self.last_joints > -math.inf
+                ):
+                    self.motors.command("effort", dict.fromkeys(self.motors.names, 0.0))
+                    self.last_joints = -math.inf
+                    self.get_logger().warning(
+                        f"no joint_commands for {self.timeout} s: joints to zero effort"
+                    )
                 self.sim.step(self.dt)
-        try:
-            self.publish_state()
-        except Exception:  # the context is shutting down under us
-            if self.context.ok():
-                raise
+                if self.clock_pub is not None and (k + 1) % self.steps_per_clock == 0:
+                    self.publish_clock()
+            try:
+                self.publish_state()
+            except Exception:  # the context is shutting down under us
+                if self.context.ok():
+                    raise
 
     def real_time_factor(self) -> float:
         return self.sim.state.t / max(1e-9, time.monotonic() - self.wall_start)
 
+    def publish_clock(self) -> None:
+        self.clock_pub.publish(Clock(clock=self.stamp()))
+
+    def publish_static(self) -> None:
+        """odom -> odom_ned, base_link -> base_link_frd, and the fixed joints."""
+        stamp = self.stamp()
+        prefix = self.get_parameter("frame_prefix").value
+        out = [messages.transform(stamp, self.frame_id, prefix + "odom_ned", frames.NED_TO_ENU, np.zeros(3))]
+        for io in self.vehicles:
+            out.append(
+                messages.transform(stamp, io.frames.flu, io.frames.frd, frames.FLU_TO_FRD, np.zeros(3))
+            )
+        model = self.sim.model
+        skip = {io.frames.skip_body for io in self.vehicles}
+        data = model.create_data()
+        from ..dynamics.kinematics import placements
+
+        placements(model, data, self.system.initial_q)
+        for i, j in enumerate(model.joints):
+            if model.parents[i] >= 0 and j.type == "fixed" and i not in skip:
+                out.append(
+                    messages.transform(
+                        stamp, self.tf_names[model.parents[i]], self.tf_names[i], data.E[i].T, data.r[i]
+                    )
+                )
+        self.tf_static_pub.publish(TFMessage(transforms=out))
+
     def publish_state(self) -> None:
-        s = self.sim.state
-        stamp = self.get_clock().now().to_msg()
-        p = frames.position_ned_to_enu(s.q[:3])
-        quat = frames.quat_ned_frd_to_enu_flu(s.q[3:7])
-        odom = Odometry()
-        odom.header.stamp = stamp
-        odom.header.frame_id = self.frame_id
-        odom.child_frame_id = self.child_frame_id
-        odom.pose.pose.position.x, odom.pose.pose.position.y, odom.pose.pose.position.z = map(float, p)
-        o = odom.pose.pose.orientation
-        o.w, o.x, o.y, o.z = map(float, quat)
-        lin = frames.body_frd_flu(s.v[:3])
-        ang = frames.body_frd_flu(s.v[3:6])
-        t = odom.twist.twist
-        t.linear.x, t.linear.y, t.linear.z = map(float, lin)
-        t.angular.x, t.angular.y, t.angular.z = map(float, ang)
-        self.odom_pub.publish(odom)
-        tf = TransformStamped()
-        tf.header = odom.header
-        tf.child_frame_id = self.child_frame_id
-        tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = map(float, p)
-        tf.transform.rotation = odom.pose.pose.orientation
-        self.tf_pub.publish(TFMessage(transforms=[tf]))
+        sim, model = self.sim, self.sim.model
+        stamp = self.stamp()
+        qdd = sim.acceleration()  # also leaves this state's forward pass in sim.data
+        data = sim.data
+        acc = body_accelerations(model, data, qdd)
+        tfs = []
+        for io in self.vehicles:
+            root = io.frames.root
+            R = frames.NED_TO_ENU @ data.R_world[root] @ frames.FLU_TO_FRD
+            tfs.append(
+                messages.transform(
+                    stamp, self.frame_id, io.frames.flu, R, frames.NED_TO_ENU @ data.p_world[root]
+                )
+            )
+            io.publish(stamp, acc)
+        for i, j in enumerate(model.joints):
+            if model.parents[i] >= 0 and j.type != "fixed":
+                tfs.append(
+                    messages.transform(
+                        stamp, self.tf_names[model.parents[i]], self.tf_names[i], data.E[i].T, data.r[i]
+                    )
+                )
+        self.tf_pub.publish(TFMessage(transforms=tfs))
+        if self.motors is not None:
+            q, v = sim.state.q[self.motors.iq], sim.state.v[self.motors.iv]
+            self.joint_pub.publish(messages.joint_state(stamp, self.motors.names, q, v, self.motors.effort))
+        if self.wrench_pubs:
+            external = sim._external if (sim.thrusters is not None or sim.contacts is not None) else sim.f_ext
+            rnea(model, data, sim.state.q, sim.state.v, qdd, sim.env, external, sim.state.t)
+            for i, pub in self.wrench_pubs.items():
+                w = WrenchStamped()
+                w.header.stamp = stamp
+                w.header.frame_id = self.tf_names[i]
+                messages._vec_msg(w.wrench.force, data.f[i][:3])
+                messages._vec_msg(w.wrench.torque, data.f[i][3:])
+                pub.publish(w)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -1,0 +1,115 @@
+"""Simulator state -> ROS messages (REP-103/REP-105), and the TF names of a system's links.
+
+Each vehicle has a REP-103 ``base_link`` (FLU) and, as MAVROS does, ``base_link_frd``. A YAML
+vehicle's root link is FRD: its TF frame is ``<root>_frd`` and ``<root>`` is the FLU frame. A
+URDF vehicle already has both (``<root>_frd`` carries the floating joint, ``<root>`` is the
+FLU link). ``odom`` is ENU; ``odom_ned`` is published as a static child of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from geometry_msgs.msg import TransformStamped
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu, JointState
+from transforms3d.quaternions import mat2quat
+
+from ..model.system import System
+from ..spatial import Array
+from . import frames
+
+GROUND_TRUTH_VARIANCE = 1e-12  # the simulator knows its state; tiny, not zero ("unknown")
+
+
+@dataclass(frozen=True)
+class VehicleFrames:
+    """TF frame names of one vehicle (prefix included) and its root body index."""
+
+    name: str
+    root: int  # body carrying the floating joint (FRD)
+    flu: str  # REP-103 base frame, e.g. "base_link"
+    frd: str  # e.g. "base_link_frd"
+    skip_body: int  # the URDF FLU link (published as ``flu`` itself), or -1
+
+
+def tf_names(system: System, prefix: str = "") -> tuple[list[str], list[VehicleFrames]]:
+    """TF frame name of every body, and the frames of every free vehicle."""
+    model = system.model
+    names = [prefix + b.name for b in model.bodies]
+    vehicles = []
+    for v in system.vehicles:
+        root = model.body_index(v.root)
+        if model.parents[root] >= 0 or model.joints[root].type != "free":
+            continue  # held by another vehicle: its links hang from that vehicle's frames
+        skip = -1
+        if v.frame == "flu":
+            flu_name = v.root[: -len("_frd")] if v.root.endswith("_frd") else v.root
+            skip = model.body_index(flu_name)
+            flu, frd = prefix + flu_name, prefix + v.root
+        else:
+            flu, frd = prefix + v.root, prefix + v.root + "_frd"
+            names[root] = frd
+        vehicles.append(VehicleFrames(v.name, root, flu, frd, skip))
+    return names, vehicles
+
+
+def _quat_msg(target, q_wxyz: Array) -> None:
+    target.w, target.x, target.y, target.z = map(float, q_wxyz)
+
+
+def _vec_msg(target, v: Array) -> None:
+    target.x, target.y, target.z = map(float, v)
+
+
+def transform(stamp, parent: str, child: str, R: Array, p: Array) -> TransformStamped:
+    """``child`` pose in ``parent``: rotation parent_R_child and origin in parent axes."""
+    t = TransformStamped()
+    t.header.stamp = stamp
+    t.header.frame_id = parent
+    t.child_frame_id = child
+    _vec_msg(t.transform.translation, p)
+    q = mat2quat(R)
+    _quat_msg(t.transform.rotation, q if q[0] >= 0 else -q)
+    return t
+
+
+def odometry(stamp, frame_id: str, child: str, q: Array, v: Array) -> Odometry:
+    """Odometry of a free joint ``q = [p NED; quat]``, ``v = [u v w p q r]`` (FRD) in ENU/FLU."""
+    odom = Odometry()
+    odom.header.stamp = stamp
+    odom.header.frame_id = frame_id
+    odom.child_frame_id = child
+    _vec_msg(odom.pose.pose.position, frames.position_ned_to_enu(q[:3]))
+    _quat_msg(odom.pose.pose.orientation, frames.quat_ned_frd_to_enu_flu(q[3:7]))
+    _vec_msg(odom.twist.twist.linear, frames.body_frd_flu(v[:3]))
+    _vec_msg(odom.twist.twist.angular, frames.body_frd_flu(v[3:6]))
+    cov = (np.eye(6) * GROUND_TRUTH_VARIANCE).reshape(-1).tolist()
+    odom.pose.covariance = cov
+    odom.twist.covariance = cov
+    return odom
+
+
+def imu(stamp, frame: str, q_quat: Array, omega_frd: Array, specific_force_frd: Array) -> Imu:
+    msg = Imu()
+    msg.header.stamp = stamp
+    msg.header.frame_id = frame
+    _quat_msg(msg.orientation, frames.quat_ned_frd_to_enu_flu(q_quat))
+    _vec_msg(msg.angular_velocity, frames.body_frd_flu(omega_frd))
+    _vec_msg(msg.linear_acceleration, frames.body_frd_flu(specific_force_frd))
+    cov = (np.eye(3) * GROUND_TRUTH_VARIANCE).reshape(-1).tolist()
+    msg.orientation_covariance = cov
+    msg.angular_velocity_covariance = cov
+    msg.linear_acceleration_covariance = cov
+    return msg
+
+
+def joint_state(stamp, names: list[str], position: Array, velocity: Array, effort: Array) -> JointState:
+    msg = JointState()
+    msg.header.stamp = stamp
+    msg.name = list(names)
+    msg.position = [float(x) for x in position]
+    msg.velocity = [float(x) for x in velocity]
+    msg.effort = [float(x) for x in effort]
+    return msg

@@ -1,0 +1,41 @@
+"""What a vehicle's sensors read, from the simulated state (pure numpy, no ROS).
+
+- IMU: specific force ``f = a - g`` (what an accelerometer measures: at rest it reads 1 g
+  *up*) and angular velocity, in the body's axes; ``a`` is the classical acceleration of the
+  body origin, ``a_lin + ω × v`` from the spatial acceleration.
+- Pressure: absolute pressure ``p_atm + ρ g depth`` at the body origin (a Bar30-style sensor);
+  above the surface (depth < 0) it reads ``p_atm``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .spatial import Array, cross
+
+P_ATM = 101325.0  # Pa
+
+
+def body_accelerations(model, data, qdd: Array) -> Array:
+    """Spatial accelerations of every body (body axes) for joint accelerations ``qdd``; needs the
+    forward pass of the same state in ``data`` (``X`` and ``c``)."""
+    out = np.zeros((model.nbodies, 6))
+    for i, joint in enumerate(model.joints):
+        lam = model.parents[i]
+        a = data.c[i] if lam < 0 else data.X[i] @ out[lam] + data.c[i]
+        if joint.nv:
+            a = a + joint.S @ qdd[model.idx_v[i] : model.idx_v[i] + joint.nv]
+        out[i] = a
+    return out
+
+
+def specific_force(data, accelerations: Array, body: int, gravity: float) -> Array:
+    """Accelerometer reading of body ``body`` (body axes, m/s^2)."""
+    v = data.v[body]
+    a_classical = accelerations[body, :3] + cross(v[3:], v[:3])
+    return a_classical - data.R_world[body].T @ np.array([0.0, 0.0, gravity])
+
+
+def absolute_pressure(depth: float, density: float, gravity: float) -> float:
+    """Pressure (Pa) at ``depth`` metres below the surface."""
+    return P_ATM + density * gravity * max(depth, 0.0)
