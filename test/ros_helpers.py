@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -39,3 +40,33 @@ def spin_until(
             every()
         executor.spin_once(timeout_sec=0.05)
     return done()
+
+
+@contextmanager
+def simulator(**params):
+    """A SimulatorNode in its own executor thread (as in its own process) and a user node."""
+    from rclpy.parameter import Parameter
+
+    from uvms_sim.ros.node import SimulatorNode
+
+    with ros_context() as (ctx, executor):
+        sim = SimulatorNode(
+            context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+        )
+        sim_executor = SingleThreadedExecutor(context=ctx)
+        sim_executor.add_node(sim)
+        threading.Thread(target=sim_executor.spin, daemon=True).start()
+        user = rclpy.create_node("user", context=ctx)
+        executor.add_node(user)
+        try:
+            yield sim, user, executor
+        finally:
+            sim_executor.shutdown()
+            sim.destroy_node()
+
+
+def call(executor, client, request):
+    assert client.wait_for_service(timeout_sec=5.0)
+    future = client.call_async(request)
+    assert spin_until(executor, future.done, timeout=5.0)
+    return future.result()

@@ -3,24 +3,18 @@ sensors, /clock, services, failsafe; malformed input never crashes it."""
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
-
 import numpy as np
 import pytest
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile
-from ros_helpers import ros_context, spin_until
+from ros_helpers import call, simulator, spin_until
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import FluidPressure, Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray, UInt16MultiArray
 from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 from transforms3d.quaternions import quat2mat
-
-from uvms_sim.ros.node import SimulatorNode
 
 pytestmark = pytest.mark.ros
 
@@ -50,40 +44,15 @@ class Listener:
         return self.msgs[topic][-1] if self.msgs[topic] else None
 
 
-@contextmanager
-def simulator(**params):
-    """A SimulatorNode in its own executor thread (as in its own process) and a user node."""
-    import rclpy
-    from rclpy.parameter import Parameter
-
-    with ros_context() as (ctx, executor):
-        sim = SimulatorNode(
-            context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
-        )
-        sim_executor = SingleThreadedExecutor(context=ctx)
-        sim_executor.add_node(sim)
-        threading.Thread(target=sim_executor.spin, daemon=True).start()
-        user = rclpy.create_node("user", context=ctx)
-        executor.add_node(user)
-        try:
-            yield sim, user, executor
-        finally:
-            sim_executor.shutdown()
-            sim.destroy_node()
-
-
-def call(executor, client, request):
-    assert client.wait_for_service(timeout_sec=5.0)
-    future = client.call_async(request)
-    assert spin_until(executor, future.done, timeout=5.0)
-    return future.result()
-
-
 def test_pwm_moves_forward_and_down_with_rep103_signs_and_sensors():
     """Vectored BlueROV2 (heading north): a small forward PWM pattern gives +x in base_link and
     +y in odom (ENU); the vertical thrusters above 1500 us push down: odom z decreases and
     depth and pressure grow. IMU reads the specific force (about +g up at rest)."""
-    with simulator(real_time_factor=4.0, physics_rate=250.0, command_timeout=5.0) as (_sim, user, executor):
+    with simulator(real_time_factor=4.0, physics_rate=250.0, command_timeout=5.0, ardusub_frame="none") as (
+        _sim,
+        user,
+        executor,
+    ):
         ear = Listener(user)
         pwm = user.create_publisher(UInt16MultiArray, "thrusters/pwm", 10)
         ready = ("odom", "imu", "pressure", "depth")
@@ -170,7 +139,9 @@ def test_sim_time_clock_services_and_failsafe():
     the initial pose; a PWM command times out back to zero thrust."""
     import time
 
-    with simulator(use_sim_time=True, real_time_factor=0.0, physics_rate=200.0, command_timeout=0.5) as (
+    with simulator(
+        use_sim_time=True, real_time_factor=0.0, physics_rate=200.0, command_timeout=0.5, ardusub_frame="none"
+    ) as (
         _sim,
         user,
         executor,
@@ -184,7 +155,7 @@ def test_sim_time_clock_services_and_failsafe():
         )
         spin_until(executor, lambda: False, timeout=1.0)
         clock1 = ear.last("/clock").clock.sec + ear.last("/clock").clock.nanosec * 1e-9
-        assert clock1 - clock0 > 1.5 * (time.monotonic() - wall0)  # faster than real time
+        assert clock1 - clock0 > time.monotonic() - wall0  # faster than real time
         stamp = ear.last("odom").header.stamp
         assert (
             abs(stamp.sec + stamp.nanosec * 1e-9 - clock1) < 5.0

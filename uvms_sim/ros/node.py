@@ -11,6 +11,11 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
 - ``command_timeout`` (s, 0.5): an input older than this is dropped (thrusters to 1500 us,
   joints to zero effort, wrench to zero) with one warning.
 - ``publish_joint_wrenches`` (false): also publish every joint's reaction wrench.
+- ``ardusub_frame`` (``auto``): the emulated ArduSub that flies each vehicle behind a
+  MAVROS-compatible interface (``uvms_sim.ros.mavros_shim``): ``vectored``, ``vectored_6dof``,
+  ``bluerov1``, ``auto`` (from the thrusters' motor numbers: 6 -> vectored, 8 ->
+  vectored_6dof) or ``none`` (no autopilot: ``thrusters/pwm`` drives the thrusters).
+  ``mavros_namespace`` (``mavros``) is where its topics live.
 
 Topics (relative: they follow the node's namespace and remaps; with several free vehicles in
 one description each vehicle's topics are under ``<vehicle>/``):
@@ -59,6 +64,7 @@ from ..model.configs import resolve
 from ..sensors import absolute_pressure, body_accelerations, specific_force
 from ..simulator import Simulator
 from . import frames, messages
+from .mavros_shim import MavrosShim, infer_frame
 
 PARAMETERS = {
     "description": "bluerov2",
@@ -70,6 +76,8 @@ PARAMETERS = {
     "frame_prefix": "",
     "command_timeout": 0.5,
     "publish_joint_wrenches": False,
+    "ardusub_frame": "auto",
+    "mavros_namespace": "mavros",
 }
 
 
@@ -98,9 +106,21 @@ class VehicleIO:
         self.node = node
         self.last_pwm = -math.inf
         self.last_wrench = -math.inf
+        self.shim: MavrosShim | None = None
+        frame = node.get_parameter("ardusub_frame").value
+        if frame == "auto":
+            frame = infer_frame([bank.motors[k] for k in self.thrusters]) if self.thrusters else None
+        if frame and frame != "none":
+            self.shim = MavrosShim(node, self, frame, node.get_parameter("mavros_namespace").value)
 
     def on_pwm(self, msg: UInt16MultiArray) -> None:
         node = self.node
+        if self.shim is not None:
+            node.warn(
+                f"{self.ns}pwm-shim",
+                f"{self.ns}thrusters/pwm ignored: the emulated ArduSub drives the thrusters",
+            )
+            return
         values = np.asarray(msg.data, dtype=float)
         if values.shape != (len(self.thrusters),):
             node.warn(
@@ -161,9 +181,13 @@ class VehicleIO:
         root = self.frames.root
         s = sim.model.q_slice(root)
         q, v = sim.state.q[s], data.v[root]
-        self.odom.publish(messages.odometry(stamp, node.frame_id, self.frames.flu, q, v))
+        odom = messages.odometry(stamp, node.frame_id, self.frames.flu, q, v)
+        self.odom.publish(odom)
         f = specific_force(data, acc, root, sim.env.gravity)
-        self.imu.publish(messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f))
+        imu = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f)
+        self.imu.publish(imu)
+        if self.shim is not None:
+            self.shim.publish(stamp, odom, imu)
         depth = float(data.p_world[root][2])
         pressure = FluidPressure()
         pressure.header.stamp = stamp
@@ -199,6 +223,8 @@ class SimulatorNode(Node):
         self.frame_id = get("frame_prefix") + get("frame_id")
         self.timeout = float(get("command_timeout"))
         self.sim_time = bool(get("use_sim_time"))
+        self._warned: dict[str, float] = {}
+        self.lock = threading.RLock()
         self.tf_names, vehicle_frames = messages.tf_names(self.system, get("frame_prefix"))
         many = len(vehicle_frames) > 1
         self.vehicles = [VehicleIO(self, vf, f"{vf.name}/" if many else "") for vf in vehicle_frames]
@@ -219,10 +245,10 @@ class SimulatorNode(Node):
         self.create_service(SetBool, "pause", self.on_pause)
         self.create_service(Trigger, "step", self.on_step)
         self.last_joints = -math.inf
-        self._warned: dict[str, float] = {}
+        self.publishes = 0
+        self.steps_per_state = max(1, round(float(get("publish_rate")) / 5.0))  # mavros/state at ~5 Hz
         self.paused = False
         self.step_requests = 0
-        self.lock = threading.RLock()
         self.publish_static()
         # Physics runs in its own thread so that subscriptions are served however fast it
         # steps (a zero-period timer would starve them); ROS callbacks only set inputs.
@@ -328,6 +354,8 @@ class SimulatorNode(Node):
                 t = self.sim.state.t
                 for io in self.vehicles:
                     io.failsafe(t, self.timeout)
+                    if io.shim is not None:
+                        io.shim.update(self.dt)
                 if (
                     self.motors is not None
                     and t - self.last_joints > self.timeout > 0
@@ -343,6 +371,11 @@ class SimulatorNode(Node):
                     self.publish_clock()
             try:
                 self.publish_state()
+                self.publishes += 1
+                if self.publishes % max(1, self.steps_per_state) == 0:
+                    for io in self.vehicles:
+                        if io.shim is not None:
+                            io.shim.publish_state()
             except Exception:  # the context is shutting down under us
                 if self.context.ok():
                     raise

@@ -1,0 +1,209 @@
+"""MAVROS-compatible ArduSub interface of one simulated vehicle.
+
+A user's code that drives a real BlueROV2 through MAVROS talks to these topics and services
+with the same names, message types, frames and QoS that MAVROS (ROS 2) uses for ArduSub; the
+autopilot behind them is ``uvms_sim.actuators.ardusub.ArduSubEmulator``, which then owns the
+vehicle's thrusters (as the Pixhawk owns the ESCs).
+
+Under ``<namespace>`` (default ``mavros``, relative to the node's namespace):
+
+- ``rc/override`` (mavros_msgs/OverrideRCIn, in): channel 1-8 PWM; 0 = CHAN_RELEASE (back to
+  neutral), 65535 = CHAN_NOCHANGE. Overrides older than ``RC_OVERRIDE_TIME`` (3 s, ArduPilot's
+  default) are dropped: the sticks return to neutral, as ArduSub does.
+- ``manual_control/send`` (mavros_msgs/ManualControl, in): x, y, r in -1000..1000 and z in
+  0..1000 (500 neutral) turned into RC channels as ArduSub's ``transform_manual_control_to_rc_
+  override`` does, with the default joystick gain ``JS_GAIN_DEFAULT`` = 0.5: forward and
+  lateral and yaw ``1500 + 0.4·gain·x``, throttle ``1500 - 400·gain + 0.8·gain·z``. Buttons
+  are not interpreted.
+- ``state`` (mavros_msgs/State, transient local): connected, armed, mode (``MANUAL``,
+  ``STABILIZE``, ``ALT_HOLD``), system_status (3 standby, 4 active).
+- ``rc/out`` (RCOut): the servo PWM the autopilot applies, channel n = SERVOn.
+- ``rc/in`` (RCIn): the RC channels in effect (with override), rssi 255.
+- ``imu/data`` (sensor_msgs/Imu, SensorDataQoS, frame base_link, ENU/FLU as MAVROS converts).
+- ``local_position/pose`` (PoseStamped, frame map) and ``local_position/odom`` (Odometry, map
+  -> base_link), SensorDataQoS: the true pose (a real ArduSub needs a position source).
+- ``global_position/rel_alt`` (std_msgs/Float64, SensorDataQoS): metres above the start
+  (negative below it).
+- services ``cmd/arming`` (mavros_msgs/CommandBool) and ``set_mode`` (mavros_msgs/SetMode).
+  Arming is refused (success false, result 4 = MAV_RESULT_FAILED) while the throttle stick is
+  away from neutral (more than 50 us), as ArduSub refuses to arm with throttle applied. A mode
+  other than MANUAL, STABILIZE and ALT_HOLD is refused with ``mode_sent`` false (ArduSub's
+  GUIDED/AUTO/POSHOLD and their setpoint topics are not emulated; neither is the battery).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped
+from mavros_msgs.msg import ManualControl, OverrideRCIn, RCIn, RCOut, State
+from mavros_msgs.srv import CommandBool, SetMode
+from nav_msgs.msg import Odometry
+from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
+from sensor_msgs.msg import Imu
+from std_msgs.msg import Float64
+
+from ..actuators.ardusub import FRAMES, ArduSubEmulator, VehicleState
+from . import messages
+
+RC_OVERRIDE_TIME = 3.0  # s, ArduPilot RC_OVERRIDE_TIME default
+JS_GAIN_DEFAULT = 0.5
+THROTTLE_ARM_BAND = 50.0  # us around 1500 that counts as neutral throttle for arming
+
+
+def infer_frame(motors: list[int]) -> str | None:
+    """ArduSub frame of a vehicle from its motor numbers (6: vectored, 8: vectored_6dof)."""
+    numbered = sorted(m for m in motors if m is not None)
+    if numbered == list(range(1, 9)):
+        return "vectored_6dof"
+    if numbered == list(range(1, 7)):
+        return "vectored"
+    return None
+
+
+class MavrosShim:
+    """The MAVROS/ArduSub face of one ``VehicleIO`` of a ``SimulatorNode``."""
+
+    def __init__(self, node, io, frame: str, namespace: str = "mavros") -> None:
+        if frame not in FRAMES:
+            raise ValueError(f"ardusub_frame {frame!r} is not one of {sorted(FRAMES)}")
+        self.node, self.io = node, io
+        self.autopilot = ArduSubEmulator(frame)
+        bank = node.sim.thrusters
+        motor_of = {bank.motors[k]: k for k in io.thrusters}
+        missing = [m for m in FRAMES[frame] if m not in motor_of]
+        if missing:
+            raise ValueError(f"frame {frame!r} needs motors {missing}, which the description does not number")
+        self.motor_index = motor_of
+        self.servo_count = max(FRAMES[frame])
+        ns = f"{io.ns}{namespace}/"
+        state_qos = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.state_pub = node.create_publisher(State, ns + "state", state_qos)
+        self.rc_out_pub = node.create_publisher(RCOut, ns + "rc/out", 10)
+        self.rc_in_pub = node.create_publisher(RCIn, ns + "rc/in", 10)
+        self.imu_pub = node.create_publisher(Imu, ns + "imu/data", qos_profile_sensor_data)
+        self.pose_pub = node.create_publisher(
+            PoseStamped, ns + "local_position/pose", qos_profile_sensor_data
+        )
+        self.odom_pub = node.create_publisher(Odometry, ns + "local_position/odom", qos_profile_sensor_data)
+        self.alt_pub = node.create_publisher(Float64, ns + "global_position/rel_alt", qos_profile_sensor_data)
+        node.create_subscription(OverrideRCIn, ns + "rc/override", self.on_override, 10)
+        node.create_subscription(ManualControl, ns + "manual_control/send", self.on_manual_control, 10)
+        node.create_service(CommandBool, ns + "cmd/arming", self.on_arming)
+        node.create_service(SetMode, ns + "set_mode", self.on_set_mode)
+        self.last_override = -np.inf  # wall clock, as the autopilot's own
+        self.outputs = {m: 1500.0 for m in FRAMES[frame]}
+        self.start_depth = None
+        self.publish_state()
+
+    # -- inputs -----------------------------------------------------------------------------
+    def on_override(self, msg: OverrideRCIn) -> None:
+        channels = np.asarray(msg.channels, dtype=float)[:8]
+        with self.node.lock:
+            try:
+                self.autopilot.set_rc(channels)  # 0 releases, 65535 keeps, out of range clamps + warns
+            except ValueError as exc:
+                self.node.warn("override", f"rc/override rejected: {exc}")
+                return
+            self.last_override = time.monotonic()
+
+    def on_manual_control(self, msg: ManualControl) -> None:
+        values = np.array([msg.x, msg.y, msg.z, msg.r], dtype=float)
+        if not np.all(np.isfinite(values)):
+            self.node.warn("manual", "manual_control/send with NaN rejected")
+            return
+        x, y, z, r = values
+        g = JS_GAIN_DEFAULT
+        rpy, thr = 0.4 * g, 0.8 * g
+        ch = [
+            1500.0,
+            1500.0,
+            z * thr + 1500.0 - 500.0 * thr,
+            r * rpy + 1500.0,
+            x * rpy + 1500.0,
+            y * rpy + 1500.0,
+        ]
+        with self.node.lock:
+            self.autopilot.set_rc(np.clip(ch, 1100.0, 1900.0))
+            self.last_override = time.monotonic()
+
+    def on_arming(self, request: CommandBool.Request, response: CommandBool.Response) -> CommandBool.Response:
+        with self.node.lock:
+            throttle = self.autopilot.rc[2]
+            if request.value and abs(throttle - 1500.0) > THROTTLE_ARM_BAND:
+                response.success, response.result = False, 4
+                self.node.get_logger().warning(f"Arming refused: throttle not neutral ({throttle:.0f} us)")
+            else:
+                self.autopilot.arm(bool(request.value))
+                response.success, response.result = True, 0
+        self.publish_state()
+        return response
+
+    def on_set_mode(self, request: SetMode.Request, response: SetMode.Response) -> SetMode.Response:
+        with self.node.lock:
+            response.mode_sent = bool(request.custom_mode) and self.autopilot.set_mode(request.custom_mode)
+        if not response.mode_sent:
+            self.node.get_logger().warning(
+                f"set_mode {request.custom_mode!r} refused: MANUAL, STABILIZE, ALT_HOLD"
+            )
+        self.publish_state()
+        return response
+
+    # -- the autopilot cycle (physics thread, node lock held) ----------------------------------
+    def update(self, dt: float) -> None:
+        if time.monotonic() - self.last_override > RC_OVERRIDE_TIME and self.last_override > -np.inf:
+            self.autopilot.set_rc([0] * 8)  # released: neutral sticks
+            self.last_override = -np.inf
+            self.node.get_logger().warning(f"RC override older than {RC_OVERRIDE_TIME} s: sticks to neutral")
+        sim = self.node.sim
+        root = self.io.frames.root
+        s = sim.model.q_slice(root)
+        state = VehicleState.from_free_joint(sim.state.q[s], sim.state.v[sim.model.v_slice(root)])
+        self.outputs = self.autopilot.update(state, dt)
+        pwm = sim.thrusters.pwm.copy()
+        for motor, value in self.outputs.items():
+            pwm[self.motor_index[motor]] = value
+        sim.thrusters.set_pwm(pwm)
+
+    # -- outputs ----------------------------------------------------------------------------
+    def publish_state(self) -> None:
+        msg = State()
+        msg.header.stamp = self.node.stamp()
+        msg.connected = True
+        msg.armed = self.autopilot.armed
+        msg.guided = False
+        msg.manual_input = True
+        msg.mode = self.autopilot.mode
+        msg.system_status = 4 if self.autopilot.armed else 3
+        self.state_pub.publish(msg)
+
+    def publish(self, stamp, odom: Odometry, imu: Imu) -> None:
+        out = RCOut()
+        out.header.stamp = stamp
+        out.channels = [int(self.outputs.get(k, 0)) for k in range(1, self.servo_count + 1)]
+        self.rc_out_pub.publish(out)
+        rc = RCIn()
+        rc.header.stamp = stamp
+        rc.rssi = 255
+        rc.channels = [int(c) for c in self.autopilot.rc]
+        self.rc_in_pub.publish(rc)
+        self.imu_pub.publish(imu)
+        pose = PoseStamped()
+        pose.header.stamp = stamp
+        pose.header.frame_id = "map"
+        pose.pose = odom.pose.pose
+        self.pose_pub.publish(pose)
+        local = Odometry()
+        local.header.stamp = stamp
+        local.header.frame_id = "map"
+        local.child_frame_id = "base_link"
+        local.pose, local.twist = odom.pose, odom.twist
+        self.odom_pub.publish(local)
+        z = odom.pose.pose.position.z
+        if self.start_depth is None:
+            self.start_depth = z
+        self.alt_pub.publish(Float64(data=float(z - self.start_depth)))
+
+
+__all__ = ["MavrosShim", "infer_frame", "messages"]
