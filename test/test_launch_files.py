@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from uvms_sim.model.configs import resolve
+
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))
 
@@ -42,3 +44,4 @@ def test_launch_file_names_real_things(path: Path) -> None:
         assert cfg.is_file(), name
         params = yaml.safe_load(cfg.read_text())["/**"]["ros__parameters"]
         assert set(params) <= declared, set(params) - declared
+        assert resolve(params["description"]).is_file()

@@ -33,8 +33,6 @@ Under ``<namespace>`` (default ``mavros``, relative to the node's namespace):
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from geometry_msgs.msg import PoseStamped
 from mavros_msgs.msg import ManualControl, OverrideRCIn, RCIn, RCOut, State
@@ -92,7 +90,7 @@ class MavrosShim:
         node.create_subscription(ManualControl, ns + "manual_control/send", self.on_manual_control, 10)
         node.create_service(CommandBool, ns + "cmd/arming", self.on_arming)
         node.create_service(SetMode, ns + "set_mode", self.on_set_mode)
-        self.last_override = -np.inf  # wall clock, as the autopilot's own
+        self.last_override = -np.inf  # simulated time: the autopilot lives in the simulation
         self.outputs = {m: 1500.0 for m in FRAMES[frame]}
         self.start_depth = None
         self.publish_state()
@@ -106,7 +104,7 @@ class MavrosShim:
             except ValueError as exc:
                 self.node.warn("override", f"rc/override rejected: {exc}")
                 return
-            self.last_override = time.monotonic()
+            self.last_override = self.node.sim.state.t
 
     def on_manual_control(self, msg: ManualControl) -> None:
         values = np.array([msg.x, msg.y, msg.z, msg.r], dtype=float)
@@ -126,7 +124,7 @@ class MavrosShim:
         ]
         with self.node.lock:
             self.autopilot.set_rc(np.clip(ch, 1100.0, 1900.0))
-            self.last_override = time.monotonic()
+            self.last_override = self.node.sim.state.t
 
     def on_arming(self, request: CommandBool.Request, response: CommandBool.Response) -> CommandBool.Response:
         with self.node.lock:
@@ -152,7 +150,7 @@ class MavrosShim:
 
     # -- the autopilot cycle (physics thread, node lock held) ----------------------------------
     def update(self, dt: float) -> None:
-        if time.monotonic() - self.last_override > RC_OVERRIDE_TIME and self.last_override > -np.inf:
+        if self.node.sim.state.t - self.last_override > RC_OVERRIDE_TIME and self.last_override > -np.inf:
             self.autopilot.set_rc([0] * 8)  # released: neutral sticks
             self.last_override = -np.inf
             self.node.get_logger().warning(f"RC override older than {RC_OVERRIDE_TIME} s: sticks to neutral")

@@ -88,12 +88,21 @@ class VehicleIO:
         sim = node.sim
         self.frames = vf
         self.ns = ns
-        vehicle = node.system.vehicle(vf.name)
         bank = sim.thrusters
-        names = {t.name for t in vehicle.thrusters}
-        idx = [] if bank is None else [k for k, n in enumerate(bank.names) if n in names]
-        # servo order: by motor number, thrusters without one after them in description order
-        self.thrusters = sorted(idx, key=lambda k: (bank.motors[k] is None, bank.motors[k] or 0, k))
+        # this vehicle's thrusters, then those of vehicles bolted into its tree (fixed joints)
+        model = sim.model
+        order: dict[str, int] = {}
+        for rank, v in enumerate(node.system.vehicles):
+            top = model.body_index(v.root)
+            while model.parents[top] >= 0:
+                top = model.parents[top]
+            if top == vf.root:
+                order.update({t.name: rank for t in v.thrusters})
+        idx = [] if bank is None else [k for k, n in enumerate(bank.names) if n in order]
+        # servo order: by vehicle, then motor number; thrusters without one after them
+        self.thrusters = sorted(
+            idx, key=lambda k: (order[bank.names[k]], bank.motors[k] is None, bank.motors[k] or 0, k)
+        )
         self.odom = node.create_publisher(Odometry, ns + "odom", 10)
         self.imu = node.create_publisher(Imu, ns + "imu", 10)
         self.pressure = node.create_publisher(FluidPressure, ns + "pressure", 10)
@@ -368,7 +377,12 @@ class SimulatorNode(Node):
                     )
                 self.sim.step(self.dt)
                 if self.clock_pub is not None and (k + 1) % self.steps_per_clock == 0:
-                    self.publish_clock()
+                    try:
+                        self.publish_clock()
+                    except Exception:  # the context is shutting down under us
+                        if self.context.ok():
+                            raise
+                        return
             try:
                 self.publish_state()
                 self.publishes += 1

@@ -1,0 +1,27 @@
+"""BlueROV2 Heavy with four 3-DOF arms (seed 003): ros2 launch uvms_sim bluerov2_heavy_arms.launch.py."""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def generate_launch_description() -> LaunchDescription:
+    params = os.path.join(get_package_share_directory("uvms_sim"), "config", "heavy_arms_node.yaml")
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument("params_file", default_value=params),
+            DeclareLaunchArgument("namespace", default_value=""),
+            Node(
+                package="uvms_sim",
+                executable="simulator",
+                name="simulator",
+                namespace=LaunchConfiguration("namespace"),
+                parameters=[LaunchConfiguration("params_file")],
+                output="screen",
+            ),
+        ]
+    )

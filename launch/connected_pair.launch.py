@@ -1,0 +1,26 @@
+"""Two BlueROVs rigidly joined (seed 001): ros2 launch uvms_sim connected_pair.launch.py."""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def generate_launch_description() -> LaunchDescription:
+    params = os.path.join(get_package_share_directory("uvms_sim"), "config", "pair_node.yaml")
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument("params_file", default_value=params),
+            Node(
+                package="uvms_sim",
+                executable="simulator",
+                name="simulator",
+                namespace="pair",
+                parameters=[LaunchConfiguration("params_file")],
+                output="screen",
+            ),
+        ]
+    )
