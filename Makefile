@@ -47,6 +47,7 @@ demo: setup
 bench: setup
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_constraints.py
+	$(PY) benchmarks/bench_node.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info

@@ -15,7 +15,8 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   MAVROS-compatible interface (``uvms_sim.ros.mavros_shim``): ``vectored``, ``vectored_6dof``,
   ``bluerov1``, ``auto`` (from the thrusters' motor numbers: 6 -> vectored, 8 ->
   vectored_6dof) or ``none`` (no autopilot: ``thrusters/pwm`` drives the thrusters).
-  ``mavros_namespace`` (``mavros``) is where its topics live.
+  ``mavros_namespace`` (``mavros``) is where its topics live; ``autopilot_rate`` (Hz, 200)
+  is how often the emulated ArduSub runs its loop (its outputs are held in between).
 
 Topics (relative: they follow the node's namespace and remaps; with several free vehicles in
 one description each vehicle's topics are under ``<vehicle>/``):
@@ -78,6 +79,7 @@ PARAMETERS = {
     "publish_joint_wrenches": False,
     "ardusub_frame": "auto",
     "mavros_namespace": "mavros",
+    "autopilot_rate": 200.0,
 }
 
 
@@ -228,6 +230,8 @@ class SimulatorNode(Node):
         self.dt = 1.0 / float(get("physics_rate"))
         self.steps_per_publish = max(1, round(1.0 / (float(get("publish_rate")) * self.dt)))
         self.steps_per_clock = max(1, round(1.0 / (float(get("clock_rate")) * self.dt)))
+        self.steps_per_autopilot = max(1, round(1.0 / (float(get("autopilot_rate")) * self.dt)))
+        self.step_count = 0
         self.rtf = float(get("real_time_factor"))
         self.frame_id = get("frame_prefix") + get("frame_id")
         self.timeout = float(get("command_timeout"))
@@ -361,10 +365,12 @@ class SimulatorNode(Node):
         with self.lock:
             for k in range(self.steps_per_publish):
                 t = self.sim.state.t
+                autopilot = self.step_count % self.steps_per_autopilot == 0
+                self.step_count += 1
                 for io in self.vehicles:
                     io.failsafe(t, self.timeout)
-                    if io.shim is not None:
-                        io.shim.update(self.dt)
+                    if io.shim is not None and autopilot:
+                        io.shim.update(self.dt * self.steps_per_autopilot)
                 if (
                     self.motors is not None
                     and t - self.last_joints > self.timeout > 0

@@ -1,0 +1,73 @@
+"""Real-time factor and CPU use of the ``simulator`` node (its own process, BlueROV2 with the
+MAVROS shim, 500 Hz physics, 50 Hz publishing, /clock at 250 Hz).
+
+For real_time_factor 1 (paced) and 0 (as fast as possible): the simulated seconds per wall
+second over a window, read from /clock, and the node's CPU time over the same window (from
+/proc, user + system, in percent of one core).
+
+Run: ``.venv/bin/python benchmarks/bench_node.py [--seconds S]`` (part of ``make bench``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import rclpy
+from rosgraph_msgs.msg import Clock
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(rtf: float, seconds: float, node) -> tuple[float, float]:
+    cmd = [
+        sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", "use_sim_time:=true",
+        "-p", f"real_time_factor:={rtf}", "-p", "physics_rate:=500.0", "-p", "publish_rate:=50.0",
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    last = {}
+    sub = node.create_subscription(
+        Clock, "/clock", lambda m: last.__setitem__("t", m.clock.sec + m.clock.nanosec * 1e-9), 10
+    )
+    try:
+        end = time.monotonic() + 60
+        while "t" not in last and time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        warm = time.monotonic() + 2.0
+        while time.monotonic() < warm:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        t0, w0, c0 = last["t"], time.monotonic(), cpu_seconds(proc.pid)
+        while time.monotonic() < w0 + seconds:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        t1, w1, c1 = last["t"], time.monotonic(), cpu_seconds(proc.pid)
+    finally:
+        node.destroy_subscription(sub)
+        proc.terminate()
+        proc.wait(timeout=10)
+    return (t1 - t0) / (w1 - w0), 100.0 * (c1 - c0) / (w1 - w0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    rclpy.init()
+    node = rclpy.create_node("bench_clock")
+    print("simulator node, BlueROV2 + MAVROS shim, 500 Hz physics, 50 Hz publishing, /clock 250 Hz")
+    for rtf in (1.0, 0.0):
+        achieved, cpu = measure(rtf, args.seconds, node)
+        label = "paced at 1.0" if rtf else "as fast as possible"
+        print(f"  real_time_factor {label:20s}: achieved {achieved:5.2f}, CPU {cpu:5.1f} % of one core")
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+if __name__ == "__main__":
+    main()
