@@ -257,8 +257,8 @@ def test_namespace_frame_prefix_and_joint_wrenches():
         executor.add_node(user)
         got: dict = {}
         user.create_subscription(Odometry, "/rov1/odom", lambda m: got.__setitem__("odom", m), 10)
-        user.create_subscription(State, "/rov1/mavros/state", lambda m: got.__setitem__("state", m),
-                                 QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL))  # fmt: skip
+        latched = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        user.create_subscription(State, "/rov1/mavros/state", lambda m: got.__setitem__("state", m), latched)
         user.create_subscription(
             WrenchStamped, "/rov1/joint_wrenches/arm_joint2", lambda m: got.__setitem__("w", m), 10
         )
