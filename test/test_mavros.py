@@ -90,3 +90,29 @@ def test_alt_hold_keeps_depth_under_a_push_and_topic_types():
         )
         assert len(last["rc_in"].channels) == 8 and last["rc_in"].rssi == 255
         assert len(last["rc_out"].channels) == 6
+
+
+def test_manual_control_and_rc_override_timeout():
+    """manual_control/send x = 500 becomes RC channel 5 = 1500 + 0.4 · 0.5 · 500 = 1600 (ArduSub's
+    joystick transform at the default gain 0.5); an override not refreshed for 3 s (simulated)
+    is dropped: the sticks and the servo outputs return to neutral while still armed."""
+    from mavros_msgs.msg import ManualControl
+
+    with simulator(real_time_factor=4.0, physics_rate=250.0, use_sim_time=True) as (sim, user, executor):
+        last = {}
+        user.create_subscription(RCIn, "mavros/rc/in", lambda m: last.__setitem__("rc_in", m), 10)
+        user.create_subscription(RCOut, "mavros/rc/out", lambda m: last.__setitem__("rc_out", m), 10)
+        manual = user.create_publisher(ManualControl, "mavros/manual_control/send", 10)
+        arming = user.create_client(CommandBool, "mavros/cmd/arming")
+        assert spin_until(executor, lambda: "rc_out" in last and manual.get_subscription_count())
+        assert call(executor, arming, CommandBool.Request(value=True)).success
+        cmd = ManualControl(x=500.0, y=0.0, z=500.0, r=0.0)
+        assert spin_until(
+            executor,
+            lambda: list(last["rc_in"].channels[:6]) == [1500, 1500, 1500, 1500, 1600, 1500],
+            every=lambda: manual.publish(cmd),
+        )
+        assert spin_until(executor, lambda: list(last["rc_out"].channels[:4]) == [1400, 1400, 1600, 1600])
+        t_last = sim.sim.state.t
+        assert spin_until(executor, lambda: list(last["rc_out"].channels) == [1500] * 6, timeout=20)
+        assert sim.sim.state.t - t_last > 3.0 - 0.05 and sim.vehicles[0].shim.autopilot.armed
