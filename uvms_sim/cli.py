@@ -31,6 +31,30 @@ def _summary(path: str) -> str:
     return "\n".join(lines)
 
 
+def run_sitl(description: str, bind: str, port: int) -> None:
+    """Serve SITL until Ctrl-C, printing the frame counters every 10 s."""
+    import time
+
+    from .hil.sitl_json import SitlJsonBackend
+    from .simulator import Simulator
+
+    backend = SitlJsonBackend(Simulator.from_system(load(resolve(description))), bind=bind, port=port)
+    print(f"uvms_sim SITL JSON backend on {bind}:{backend.port}: start ArduSub with --model JSON:{bind}")
+    last = time.monotonic()
+    try:
+        while True:
+            backend.serve_once(0.5)
+            if time.monotonic() - last > 10.0:
+                c = backend.counters
+                print(f"t = {backend.sim.state.t:.1f} s, frames {c.frames}, resends {c.resends}, "
+                      f"restarts {c.restarts}, lost {c.lost}, dropped {c.dropped}")  # fmt: skip
+                last = time.monotonic()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        backend.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="uvms-sim", description="uvms_sim tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -43,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     conv.add_argument("source")
     conv.add_argument("output")
     conv.add_argument("--overlay", help="YAML overlay with hydrodynamics/thrusters for a URDF")
+    sitl = sub.add_parser("sitl", help="be the physics of an ArduSub SITL (--model JSON:127.0.0.1)")
+    sitl.add_argument("description", nargs="?", default="bluerov2_heavy")
+    sitl.add_argument("--bind", default="127.0.0.1")
+    sitl.add_argument("--port", type=int, default=9002)
     sub.add_parser("demo", help="run the ROS 2 demo (same as python -m uvms_sim.demo)")
     args = parser.parse_args(argv)
     try:
@@ -59,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
             system = load(resolve(args.source), overlay=args.overlay)
             save_yaml(system, args.output, f"Converted by uvms-sim convert from {args.source}")
             print(f"wrote {args.output}")
+        elif args.command == "sitl":
+            run_sitl(args.description, args.bind, args.port)
         elif args.command == "demo":
             from . import demo
 

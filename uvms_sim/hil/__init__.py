@@ -1,0 +1,5 @@
+"""Hardware and software in the loop: the ArduPilot SITL JSON physics backend (pure sockets)."""
+
+from .sitl_json import SitlJsonBackend, encode_servo_packet, parse_servo_packet
+
+__all__ = ["SitlJsonBackend", "encode_servo_packet", "parse_servo_packet"]
