@@ -118,3 +118,36 @@ def test_garbage_is_counted_and_dropped(link):
     assert sum(backend.counters.dropped.values()) == len(garbage)
     assert peer.frame(backend, 400, 1, [1500] * 8)["timestamp"] > 0
     assert np.all(np.isfinite(backend.sim.state.q))
+
+
+def test_ros_node_runs_with_sitl():
+    """The simulator node with sitl_port: SITL frames step the physics while the node publishes
+    odometry of the same vehicle (ENU: the vertical thrusters pushing down lower odom z)."""
+    from nav_msgs.msg import Odometry
+    from ros_helpers import simulator, spin_until
+
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    with simulator(description="bluerov2_heavy", sitl_port=port) as (sim, user, executor):
+        assert sim.sitl is not None and sim.vehicles[0].shim is None
+        odoms: list = []
+        user.create_subscription(Odometry, "odom", odoms.append, 50)
+        peer = SitlPeer(port)
+        count = [0]
+
+        def frames():
+            for _ in range(20):
+                count[0] += 1
+                peer.send(encode_servo_packet(400, count[0], [1500] * 4 + [1700] * 4))
+                peer.sock.recv(65535)
+
+        assert spin_until(
+            executor,
+            lambda: len(odoms) > 5 and odoms[-1].pose.pose.position.z < -2.2,
+            every=frames,
+            timeout=30,
+        )
+        assert sim.sim.state.t == pytest.approx(count[0] / 400, rel=1e-9)
+        peer.sock.close()

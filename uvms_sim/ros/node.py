@@ -17,6 +17,10 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   vectored_6dof) or ``none`` (no autopilot: ``thrusters/pwm`` drives the thrusters).
   ``mavros_namespace`` (``mavros``) is where its topics live; ``autopilot_rate`` (Hz, 200)
   is how often the emulated ArduSub runs its loop (its outputs are held in between).
+- ``sitl_port`` (0: off; ArduPilot's is 9002), ``sitl_bind`` (``127.0.0.1``): be the physics
+  of a real ArduSub SITL (``uvms_sim.hil.sitl_json``): the simulation then steps in lock-step
+  with SITL's frames (its own pacing and the emulated ArduSub are off) while the node keeps
+  publishing odometry, TF and sensors of the same vehicle.
 
 Topics (relative: they follow the node's namespace and remaps; with several free vehicles in
 one description each vehicle's topics are under ``<vehicle>/``):
@@ -81,6 +85,8 @@ PARAMETERS = {
     "ardusub_frame": "auto",
     "mavros_namespace": "mavros",
     "autopilot_rate": 200.0,
+    "sitl_port": 0,
+    "sitl_bind": "127.0.0.1",
 }
 
 
@@ -120,6 +126,8 @@ class VehicleIO:
         self.last_wrench = -math.inf
         self.shim: MavrosShim | None = None
         frame = node.get_parameter("ardusub_frame").value
+        if node.sitl is not None:
+            frame = "none"  # the real ArduSub in SITL drives the thrusters
         if frame == "auto":
             frame = infer_frame([bank.motors[k] for k in self.thrusters]) if self.thrusters else None
         if frame and frame != "none":
@@ -239,6 +247,12 @@ class SimulatorNode(Node):
         self.sim_time = bool(get("use_sim_time"))
         self._warned: dict[str, float] = {}
         self.lock = threading.RLock()
+        self.sitl = None
+        if int(get("sitl_port")) > 0:
+            from ..hil.sitl_json import SitlJsonBackend
+
+            self.sitl = SitlJsonBackend(self.sim, bind=get("sitl_bind"), port=int(get("sitl_port")))
+            self.sitl.max_step = self.dt
         self.tf_names, vehicle_frames = messages.tf_names(self.system, get("frame_prefix"))
         many = len(vehicle_frames) > 1
         self.vehicles = [VehicleIO(self, vf, f"{vf.name}/" if many else "") for vf in vehicle_frames]
@@ -340,8 +354,32 @@ class SimulatorNode(Node):
         return response
 
     # -- the loop -------------------------------------------------------------------------------
+    def run_sitl(self) -> None:
+        """Lock-step with ArduPilot SITL: each frame it sends steps the physics; publish every
+        publish period of simulated time."""
+        next_publish = self.sim.state.t
+        while not self.stop_event.is_set() and self.context.ok():
+            with self.lock:
+                stepped = self.sitl.serve_once(0.05)
+                if stepped and self.clock_pub is not None:
+                    self.publish_clock()
+                if self.sim.state.t < next_publish - 1.0:  # SITL restarted: time went back
+                    next_publish = self.sim.state.t
+                if stepped and self.sim.state.t >= next_publish:
+                    next_publish = self.sim.state.t + self.steps_per_publish * self.dt
+                    try:
+                        self.publish_state()
+                    except Exception:
+                        if self.context.ok():
+                            raise
+                        return
+        self.sitl.close()
+
     def run_physics(self) -> None:
         """Step at physics_rate, publish every steps_per_publish steps, paced by real_time_factor."""
+        if self.sitl is not None:
+            self.run_sitl()
+            return
         wall0, sim0 = time.monotonic(), self.sim.state.t
         while not self.stop_event.is_set() and self.context.ok():
             if self.paused and self.step_requests == 0:
