@@ -71,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     sitl.add_argument("description", nargs="?", default="bluerov2_heavy")
     sitl.add_argument("--bind", default="127.0.0.1")
     sitl.add_argument("--port", type=int, default=9002)
+    hil = sub.add_parser("hil", help="MAVLink HIL with an autopilot board (PX4 HITL; see docs)")
+    hil.add_argument("description", nargs="?", default="bluerov2_heavy")
+    hil.add_argument("--connection", default="udpin:127.0.0.1:14560", help="pymavlink connection string")
+    hil.add_argument("--rate", type=float, default=250.0)
     sub.add_parser("demo", help="run the ROS 2 demo (same as python -m uvms_sim.demo)")
     args = parser.parse_args(argv)
     try:
@@ -89,6 +93,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {args.output}")
         elif args.command == "sitl":
             run_sitl(args.description, args.bind, args.port)
+        elif args.command == "hil":
+            from .hil.mavlink_hil import MavlinkHil
+            from .simulator import Simulator
+
+            bridge = MavlinkHil(Simulator.from_system(load(resolve(args.description))), args.connection)
+            print(f"uvms_sim MAVLink HIL on {args.connection} at {args.rate:.0f} Hz (Ctrl-C stops)")
+            try:
+                bridge.run(args.rate)
+            except KeyboardInterrupt:
+                pass
+            finally:
+                bridge.close()
         elif args.command == "demo":
             from . import demo
 

@@ -1,4 +1,5 @@
-"""Hardware and software in the loop: the ArduPilot SITL JSON physics backend (pure sockets)."""
+"""Hardware and software in the loop: the ArduPilot SITL JSON physics backend and a MAVLink HIL
+bridge (sockets and pymavlink; no ROS)."""
 
 from .sitl_json import SitlJsonBackend, encode_servo_packet, parse_servo_packet
 

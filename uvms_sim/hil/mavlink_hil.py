@@ -1,0 +1,148 @@
+"""MAVLink hardware in the loop: an autopilot board flies the simulated vehicle.
+
+The bridge speaks MAVLink 2 with pymavlink over UDP or a serial port:
+
+- in: ``SERVO_OUTPUT_RAW`` (servo n in us drives the thruster whose motor number is n) or
+  ``HIL_ACTUATOR_CONTROLS`` (``controls[n-1]`` in [-1, 1] becomes ``1500 + 400 controls`` us);
+  a message with a non-finite control is counted and dropped;
+- out, every step: ``HIL_SENSOR`` (specific force and rates in body FRD, a constant earth
+  field rotated into the body, absolute pressure in hPa from the depth, temperature), and at
+  ``state_rate``: ``HIL_STATE_QUATERNION`` (attitude, rates, NED velocity in cm/s, position
+  from a reference latitude/longitude).
+
+Which autopilots accept it: PX4 in HITL mode does. ArduPilot removed its HIL support in 2021
+(ArduPilot PR 17721, "Remove HIL support", Sub among the vehicles) and mavros does not load its
+HIL plugin for ArduPilot: current ArduSub firmware on a Pixhawk ignores HIL_SENSOR. For
+ArduSub use the SITL JSON backend (``uvms_sim.hil.sitl_json``) with the same firmware built
+for SITL.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from pymavlink import mavutil
+from transforms3d.quaternions import quat2mat
+
+from ..log import Throttle
+from ..sensors import absolute_pressure, body_accelerations, specific_force
+from ..simulator import Simulator
+
+EARTH_FIELD_NED = np.array([0.21, 0.0, 0.42])  # gauss: a mid-latitude field, for the compass
+EARTH_RADIUS = 6378137.0
+
+
+class MavlinkHil:
+    """Step the simulation and exchange HIL messages with an autopilot (see module docstring)."""
+
+    def __init__(
+        self,
+        sim: Simulator,
+        connection: str = "udpin:127.0.0.1:14560",
+        home: tuple[float, float] = (47.397742, 8.545594),
+        state_rate: float = 50.0,
+        **kwargs,
+    ) -> None:
+        if sim.thrusters is None:
+            raise ValueError("MAVLink HIL needs a system with thrusters")
+        self.sim = sim
+        self.link = mavutil.mavlink_connection(connection, source_system=1, source_component=200, **kwargs)
+        self.home = home
+        self.state_period = 1.0 / state_rate
+        self.next_state = 0.0
+        self.servo_of = {k: m for k, m in enumerate(sim.thrusters.motors) if m}
+        self.received = {"SERVO_OUTPUT_RAW": 0, "HIL_ACTUATOR_CONTROLS": 0}
+        self.dropped = 0
+        self.throttle = Throttle()
+
+    def close(self) -> None:
+        self.link.close()
+
+    # -- inputs ------------------------------------------------------------------------------
+    def poll(self) -> None:
+        """Apply every pending actuator message."""
+        while True:
+            try:
+                msg = self.link.recv_match(blocking=False)
+            except Exception as exc:  # pymavlink raises on malformed bytes in some versions
+                self.dropped += 1
+                self.throttle.warn("mavlink", f"MAVLink input dropped: {exc}")
+                continue
+            if msg is None:
+                return
+            kind = msg.get_type()
+            if kind == "BAD_DATA":
+                self.dropped += 1
+            elif kind == "SERVO_OUTPUT_RAW":
+                self.received[kind] += 1
+                self._apply({m: getattr(msg, f"servo{m}_raw", 0) for m in self.servo_of.values() if m <= 16})
+            elif kind == "HIL_ACTUATOR_CONTROLS":
+                controls = np.asarray(msg.controls, dtype=float)
+                if not np.all(np.isfinite(controls)):
+                    self.dropped += 1
+                    self.throttle.warn("nan", "HIL_ACTUATOR_CONTROLS with non-finite controls dropped")
+                    continue
+                self.received[kind] += 1
+                self._apply(
+                    {m: 1500.0 + 400.0 * np.clip(controls[m - 1], -1, 1) for m in self.servo_of.values()}
+                )
+
+    def _apply(self, by_motor: dict[int, float]) -> None:
+        pwm = self.sim.thrusters.pwm.copy()
+        for k, m in self.servo_of.items():
+            if by_motor.get(m, 0) > 0:
+                pwm[k] = by_motor[m]
+        self.sim.thrusters.set_pwm(pwm)
+
+    # -- outputs -----------------------------------------------------------------------------
+    def send_sensors(self) -> None:
+        sim = self.sim
+        qdd = sim.acceleration()
+        acc = body_accelerations(sim.model, sim.data, qdd)
+        q, v = sim.state.q[:7], sim.data.v[0]
+        R = quat2mat(q[3:7])
+        f = specific_force(sim.data, acc, 0, sim.env.gravity)
+        mag = R.T @ EARTH_FIELD_NED
+        t_us = int(sim.state.t * 1e6)
+        pressure = absolute_pressure(float(q[2]), sim.env.density, sim.env.gravity) / 100.0  # hPa
+        self.link.mav.hil_sensor_send(
+            t_us,
+            *map(float, f),
+            *map(float, v[3:6]),
+            *map(float, mag),
+            pressure,
+            0.0,
+            -float(q[2]),
+            15.0,
+            0x1FFF,
+        )
+        if sim.state.t >= self.next_state:
+            self.next_state = sim.state.t + self.state_period
+            vel = R @ v[:3]
+            lat = self.home[0] + math.degrees(q[0] / EARTH_RADIUS)
+            lon = self.home[1] + math.degrees(q[1] / (EARTH_RADIUS * math.cos(math.radians(self.home[0]))))
+            g_mg = [int(np.clip(x / 9.80665 * 1000.0, -32768, 32767)) for x in f]
+            self.link.mav.hil_state_quaternion_send(
+                t_us, [float(x) for x in q[3:7]], *map(float, v[3:6]), int(lat * 1e7), int(lon * 1e7),
+                int(-q[2] * 1000), *(int(np.clip(x * 100, -32768, 32767)) for x in vel), 0, 0, *g_mg,
+            )  # fmt: skip
+
+    def step(self, dt: float) -> None:
+        """Read the actuators, advance the physics by dt, send the sensors."""
+        self.poll()
+        self.sim.step(dt)
+        self.send_sensors()
+
+    def run(self, rate: float = 250.0, seconds: float | None = None) -> None:
+        """Real-time loop at ``rate`` Hz (for a board on a serial port or UDP)."""
+        dt = 1.0 / rate
+        t0 = time.monotonic()
+        n = 0
+        while seconds is None or n * dt < seconds:
+            self.step(dt)
+            n += 1
+            delay = t0 + n * dt - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
