@@ -1,0 +1,1 @@
+"""Rosbag replay, model-vs-vehicle comparison and identification (rosbags; no ROS install)."""
