@@ -55,6 +55,59 @@ def run_sitl(description: str, bind: str, port: int) -> None:
         backend.close()
 
 
+def run_replay(args) -> int:
+    """``uvms-sim replay``: see ``uvms_sim.replay``."""
+    import time
+
+    from .replay.bag import BagError, read_bag
+
+    try:
+        bag = read_bag(args.bag, args.command_topic, args.odometry_topic)
+    except BagError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    n_cmd, n_odo = len(bag.commands.t), len(bag.odometry.t)
+    print(f"{args.bag}: {n_cmd} commands on {bag.command_topic}, {n_odo} odometry on {bag.odometry_topic}")
+    for topic, count in bag.ignored.items():
+        print(f"  not used: {count} messages on {topic}")
+    if bag.out_of_order:
+        print(f"  {bag.out_of_order} messages with out-of-order stamps (sorted before use)")
+    print(f"  largest gap between commands: {bag.largest_gap:.3f} s")
+    if args.live:
+        from .ros.bag_player import play
+
+        return play(bag)
+    system = load(resolve(args.config))
+    from .replay.compare import compare
+    from .replay.report import format_table, plot
+    from .replay.run import replay, write_prediction
+
+    wall = time.monotonic()
+    t, predicted = replay(system, bag, dt=args.dt, progress=True)
+    wall = time.monotonic() - wall
+    span = t[-1] - t[0] if len(t) > 1 else 0.0
+    print(f"replayed {span:.1f} s of bag in {wall:.1f} s ({span / max(wall, 1e-9):.1f}x real time, "
+          f"{(n_cmd + n_odo) / max(wall, 1e-9):.0f} messages/s)")  # fmt: skip
+    measured = bag.odometry.arrays()[1] if n_odo else None
+    if measured is not None:
+        print(format_table(compare(t, predicted, measured)))
+    if args.out:
+        write_prediction(args.out, bag, t, predicted, args.storage)
+        print(f"wrote {args.out}")
+    if args.plot:
+        print(f"wrote {plot(args.plot, t, predicted, measured)}")
+    if args.identify:
+        from .replay.identify import identify_damping, overlay_yaml
+
+        fitted = identify_damping(system, bag)
+        for name, (value, se) in fitted.items():
+            print(f"  {name:6s} = {value:9.3f} +- {se:.3f}")
+        with open(args.identify, "w") as f:
+            f.write(overlay_yaml(system, fitted))
+        print(f"wrote {args.identify}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="uvms-sim", description="uvms_sim tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -75,6 +128,23 @@ def main(argv: list[str] | None = None) -> int:
     hil.add_argument("description", nargs="?", default="bluerov2_heavy")
     hil.add_argument("--connection", default="udpin:127.0.0.1:14560", help="pymavlink connection string")
     hil.add_argument("--rate", type=float, default=250.0)
+    rep = sub.add_parser(
+        "replay", help="run the model on a bag's thruster commands and compare with its odometry"
+    )
+    rep.add_argument("bag")
+    rep.add_argument("--config", required=True, help="the system description (file or shipped name)")
+    rep.add_argument("--out", help="write an output bag with /predicted/odom and /recorded/odom")
+    rep.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3")
+    rep.add_argument("--plot", help="write a PNG of predicted against recorded motion")
+    rep.add_argument("--command-topic")
+    rep.add_argument("--odometry-topic")
+    rep.add_argument("--dt", type=float, default=0.005)
+    rep.add_argument("--identify", help="fit damping (surge, heave, yaw) and write a YAML overlay here")
+    rep.add_argument(
+        "--live",
+        action="store_true",
+        help="publish the bag's commands and /clock into a running simulator node",
+    )
     sub.add_parser("demo", help="run the ROS 2 demo (same as python -m uvms_sim.demo)")
     args = parser.parse_args(argv)
     try:
@@ -105,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
                 pass
             finally:
                 bridge.close()
+        elif args.command == "replay":
+            return run_replay(args)
         elif args.command == "demo":
             from . import demo
 

@@ -8,6 +8,8 @@ whose motor number is n. The state is sampled at the measured odometry's stamps 
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..model.system import System
@@ -28,6 +30,7 @@ def replay(
     dt: float = 0.005,
     sample_times: np.ndarray | None = None,
     initial_odometry: bool = True,
+    progress: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Simulate the bag's commands; ``(t, rows)`` at ``sample_times`` (default: the measured
     odometry's stamps, else every 0.1 s). With ``initial_odometry`` the vehicle starts at the
@@ -49,7 +52,11 @@ def replay(
     servo_of = [(k, m) for k, m in enumerate(bank.motors) if m]
     rows = []
     k_cmd = 0
-    for t_sample in sample_times:
+    shown = -1
+    for n_sample, t_sample in enumerate(sample_times):
+        if progress and (pct := 100 * n_sample // max(1, len(sample_times))) != shown:
+            shown = pct
+            print(f"\rreplaying {pct:3d} %", end="", file=sys.stderr, flush=True)
         while sim.state.t < t_sample - 1e-12:
             while k_cmd < len(t_cmd) and t_cmd[k_cmd] <= sim.state.t + 1e-12:
                 values = bank.pwm.copy()
@@ -60,6 +67,8 @@ def replay(
                 k_cmd += 1
             sim.step(min(dt, t_sample - sim.state.t))
         rows.append(odometry_row(sim.state.q[:7], sim.state.v[:6]))
+    if progress:
+        print("\rreplaying 100 %", file=sys.stderr)
     return np.asarray(sample_times), np.asarray(rows)
 
 

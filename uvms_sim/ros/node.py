@@ -26,10 +26,11 @@ Topics (relative: they follow the node's namespace and remaps; with several free
 one description each vehicle's topics are under ``<vehicle>/``):
 
 - in: ``thrusters/pwm`` (std_msgs/UInt16MultiArray: one PWM per thruster in servo order,
-  element k = SERVO k+1), ``joint_commands`` (sensor_msgs/JointState by name: ``effort`` sets
-  torques; else ``position`` or ``velocity`` set PID targets), ``cmd_wrench``
-  (geometry_msgs/WrenchStamped on base_link, FLU), ``set_pose`` (geometry_msgs/PoseStamped in
-  odom, ENU: teleport, velocities zeroed).
+  element k = SERVO k+1; extra trailing channels, as in a servo output log, are ignored),
+  ``joint_commands`` (sensor_msgs/JointState by name: ``effort`` sets torques; else
+  ``position`` or ``velocity`` set PID targets), ``cmd_wrench`` (geometry_msgs/WrenchStamped
+  on base_link, FLU), ``set_pose`` (geometry_msgs/PoseStamped in odom, ENU: teleport,
+  velocities zeroed).
 - out: ``odom`` (nav_msgs/Odometry, odom ENU / base_link FLU), ``imu`` (sensor_msgs/Imu,
   specific force), ``pressure`` (sensor_msgs/FluidPressure, absolute, Pa), ``depth``
   (std_msgs/Float64, m down), ``thrusters/thrust`` (std_msgs/Float64MultiArray, N, servo
@@ -142,12 +143,13 @@ class VehicleIO:
             )
             return
         values = np.asarray(msg.data, dtype=float)
-        if values.shape != (len(self.thrusters),):
+        if len(values) < len(self.thrusters):  # longer is fine: servo outputs past the thrusters
             node.warn(
                 f"{self.ns}pwm",
                 f"{self.ns}thrusters/pwm needs {len(self.thrusters)} values, got {len(values)}",
             )
             return
+        values = values[: len(self.thrusters)]
         with node.lock:
             pwm = node.sim.thrusters.pwm.copy()
             pwm[self.thrusters] = values
