@@ -77,7 +77,7 @@ def test_a_bag_from_the_simulator_replays_to_the_same_trajectory(tmp_path, stora
 
     with AnyReader([out], default_typestore=typestore()) as reader:
         topics = {c.topic: c.msgcount for c in reader.connections}
-    assert topics == {"/predicted/odom": 400, "/recorded/odom": 400}
+    assert topics == {"/predicted/odom": 400, "/recorded/odom": 400, "/tf": 400}
 
 
 def test_identification_recovers_damping(tmp_path):
@@ -180,3 +180,62 @@ def test_replay_command_line(tmp_path, capsys):
     assert "RMSE" in text and "x real time" in text and "messages/s" in text
     assert out.is_dir() and png.stat().st_size > 10_000 and "quadratic_damping" in overlay.read_text()
     assert cli_main(["replay", str(tmp_path / "nothing"), "--config", "bluerov2"]) == 2
+
+
+def test_joint_commands_replay_on_the_light_arm(tmp_path):
+    """A UVMS bag: RC out for the BlueROV2 plus joint efforts on joint_commands. The replay
+    applies both and reproduces the recorded vehicle motion (which the arm's reaction moves)
+    to 1e-6 m; the output bag carries /predicted/joint_states."""
+    from rosbags.highlevel import AnyReader
+
+    from uvms_sim.actuators.joints import JointMotors
+
+    system = load("config/bluerov2_light_arm.yaml")
+    sim = Simulator.from_system(system)
+    sim.joint_motors = JointMotors(system.model, q=system.initial_q)
+    store = typestore()
+    T = store.types
+    cmds, odos, joints = [], [], []
+    for k in range(800):
+        stamp = START + round(sim.state.t * 1e9)
+        if k % 200 == 0:
+            pwm = [1550, 1550, 1450, 1450, 1500, 1500] if k < 400 else [1500] * 6
+            sim.thrusters.set_motor_pwm({m: pwm[m - 1] for m in range(1, 7)})
+            cmds.append((stamp, rcout_message(store, stamp, pwm)))
+            efforts = [0.5, -0.8, 0.6, 0.1] if k < 400 else [-0.3, 0.4, -0.2, 0.0]
+            sim.joint_motors.command("effort", dict(zip(sim.joint_motors.names, efforts, strict=True)))
+            header = T["std_msgs/msg/Header"](
+                stamp=T["builtin_interfaces/msg/Time"](sec=stamp // 10**9, nanosec=stamp % 10**9), frame_id=""
+            )
+            msg = T["sensor_msgs/msg/JointState"](
+                header=header,
+                name=list(sim.joint_motors.names),
+                position=np.zeros(0),
+                velocity=np.zeros(0),
+                effort=np.array(efforts),
+            )
+            joints.append((stamp, msg))
+        if k % 5 == 0:
+            odos.append(
+                (stamp, odometry_message(store, stamp, odometry_row(sim.state.q[:7], sim.state.v[:6])))
+            )
+        sim.step(0.01)
+    bag_path = tmp_path / "uvms"
+    write_bag(
+        bag_path,
+        {
+            "/mavros/rc/out": ("mavros_msgs/msg/RCOut", cmds),
+            "/odom": ("nav_msgs/msg/Odometry", odos),
+            "/joint_commands": ("sensor_msgs/msg/JointState", joints),
+        },
+    )
+    bag = read_bag(bag_path)
+    assert bag.joint_topic == "/joint_commands" and len(bag.joints.t) == 4
+    configurations: list = []
+    t, predicted = replay(system, bag, dt=0.01, configurations=configurations)
+    np.testing.assert_allclose(predicted[:, :3], bag.odometry.arrays()[1][:, :3], atol=1e-6)
+    out = tmp_path / "out"
+    write_prediction(out, bag, t, predicted, "sqlite3", system, configurations)
+    with AnyReader([out], default_typestore=store) as reader:
+        counts = {c.topic: c.msgcount for c in reader.connections}
+    assert counts["/predicted/joint_states"] == len(t)

@@ -83,7 +83,8 @@ def run_replay(args) -> int:
     from .replay.run import replay, write_prediction
 
     wall = time.monotonic()
-    t, predicted = replay(system, bag, dt=args.dt, progress=True)
+    configurations: list = []
+    t, predicted = replay(system, bag, dt=args.dt, progress=True, configurations=configurations)
     wall = time.monotonic() - wall
     span = t[-1] - t[0] if len(t) > 1 else 0.0
     print(f"replayed {span:.1f} s of bag in {wall:.1f} s ({span / max(wall, 1e-9):.1f}x real time, "
@@ -92,7 +93,7 @@ def run_replay(args) -> int:
     if measured is not None:
         print(format_table(compare(t, predicted, measured)))
     if args.out:
-        write_prediction(args.out, bag, t, predicted, args.storage)
+        write_prediction(args.out, bag, t, predicted, args.storage, system, configurations)
         print(f"wrote {args.out}")
     if args.plot:
         print(f"wrote {plot(args.plot, t, predicted, measured)}")

@@ -56,13 +56,19 @@ class BagContents:
     out_of_order: int
     largest_gap: float  # s between consecutive commands
     start_ns: int
+    joints: Series = field(default_factory=Series)  # (names, efforts) of joint_commands
+    joint_topic: str | None = None
 
 
 def read_bag(
-    path: str | Path, command_topic: str | None = None, odometry_topic: str | None = None
+    path: str | Path,
+    command_topic: str | None = None,
+    odometry_topic: str | None = None,
+    joint_topic: str | None = "joint_commands",
 ) -> BagContents:
-    """Read commands and odometry. Without topic names, the first topic of a command type and of
-    Odometry are used."""
+    """Read commands, odometry and joint commands (sensor_msgs/JointState efforts, by name).
+    Without topic names, the first topic of a command type and of Odometry are used; the joint
+    topic is the JointState topic whose name ends with ``joint_topic``."""
     path = Path(path)
     if not path.exists():
         raise BagError(f"{path}: no such bag")
@@ -80,6 +86,16 @@ def read_bag(
             odometry_topic = next((c.topic for c in conns if c.msgtype == ODOMETRY_TYPE), None)
         if command_topic is None:
             raise BagError(f"{path}: no thruster command topic ({', '.join(COMMAND_TYPES)})")
+        if joint_topic is not None:
+            joint_topic = next(
+                (
+                    c.topic
+                    for c in conns
+                    if c.msgtype == "sensor_msgs/msg/JointState" and c.topic.endswith(joint_topic)
+                ),
+                None,
+            )
+        joints = Series()
         commands, odometry = Series(), Series()
         ignored: dict[str, int] = {}
         out_of_order = 0
@@ -91,13 +107,20 @@ def read_bag(
             raise BagError(f"{path}: cannot read the messages: {exc}") from None
         for conn, stamp, raw in messages:
             t = (stamp - start) * 1e-9
-            if conn.topic not in (command_topic, odometry_topic):
+            if conn.topic not in (command_topic, odometry_topic, joint_topic):
                 ignored[conn.topic] = ignored.get(conn.topic, 0) + 1
                 continue
             if t < last_t.get(conn.topic, -np.inf):
                 out_of_order += 1
             last_t[conn.topic] = t
             msg = reader.deserialize(raw, conn.msgtype)
+            if conn.topic == joint_topic:
+                if len(msg.effort) == len(msg.name):
+                    joints.t.append(t)
+                    joints.values.append(dict(zip(msg.name, (float(e) for e in msg.effort), strict=True)))
+                else:
+                    ignored[conn.topic] = ignored.get(conn.topic, 0) + 1
+                continue
             if conn.topic == command_topic:
                 values = msg.channels if conn.msgtype == "mavros_msgs/msg/RCOut" else msg.data
                 commands.t.append(t)
@@ -118,7 +141,16 @@ def read_bag(
     commands = Series([commands.t[k] for k in order], [commands.values[k] for k in order])
     gaps = np.diff(commands.t) if len(commands.t) > 1 else np.zeros(1)
     return BagContents(
-        commands, odometry, command_topic, odometry_topic, ignored, out_of_order, float(gaps.max()), start
+        commands,
+        odometry,
+        command_topic,
+        odometry_topic,
+        ignored,
+        out_of_order,
+        float(gaps.max()),
+        start,
+        joints,
+        joint_topic,
     )
 
 

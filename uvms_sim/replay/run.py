@@ -31,10 +31,12 @@ def replay(
     sample_times: np.ndarray | None = None,
     initial_odometry: bool = True,
     progress: bool = False,
+    configurations: list | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Simulate the bag's commands; ``(t, rows)`` at ``sample_times`` (default: the measured
     odometry's stamps, else every 0.1 s). With ``initial_odometry`` the vehicle starts at the
-    first measured pose and velocity."""
+    first measured pose and velocity. Joint efforts from the bag's joint commands are applied
+    (held between messages); ``configurations`` collects q at every sample."""
     sim = Simulator.from_system(system)
     bank = sim.thrusters
     if bank is None:
@@ -50,6 +52,13 @@ def replay(
         t0 = 0.0
     sim.state.t = t0
     servo_of = [(k, m) for k, m in enumerate(bank.motors) if m]
+    motors = None
+    if bag.joints.t:
+        from ..actuators.joints import JointMotors
+
+        motors = sim.joint_motors = JointMotors(system.model, q=system.initial_q)
+    t_joint = np.asarray(bag.joints.t)
+    k_joint = 0
     rows = []
     k_cmd = 0
     shown = -1
@@ -65,8 +74,14 @@ def replay(
                         values[k] = pwm[k_cmd, m - 1]
                 bank.set_pwm(values)
                 k_cmd += 1
+            while motors is not None and k_joint < len(t_joint) and t_joint[k_joint] <= sim.state.t + 1e-12:
+                efforts = {n: e for n, e in bag.joints.values[k_joint].items() if n in motors.names}
+                motors.command("effort", efforts)
+                k_joint += 1
             sim.step(min(dt, t_sample - sim.state.t))
         rows.append(odometry_row(sim.state.q[:7], sim.state.v[:6]))
+        if configurations is not None:
+            configurations.append(sim.state.q.copy())
     if progress:
         print("\rreplaying 100 %", file=sys.stderr)
     return np.asarray(sample_times), np.asarray(rows)
@@ -88,18 +103,62 @@ def _state_from_odometry(system: System, row: np.ndarray) -> tuple[np.ndarray, n
 
 
 def write_prediction(
-    path, bag: BagContents, t: np.ndarray, rows: np.ndarray, storage: str = "sqlite3"
+    path,
+    bag: BagContents,
+    t: np.ndarray,
+    rows: np.ndarray,
+    storage: str = "sqlite3",
+    system: System | None = None,
+    configurations: list | None = None,
 ) -> None:
-    """An output bag with the predicted odometry on ``/predicted/odom`` next to the recorded
-    odometry (``/recorded/odom``, same stamps as in the input), for Foxglove or ``ros2 bag play``."""
+    """An output bag for Foxglove or ``ros2 bag play``: the predicted odometry on
+    ``/predicted/odom`` (child frame ``base_link_predicted``, also on ``/tf``) next to the
+    recorded one (``/recorded/odom``, same stamps as in the input) and, with ``system`` and
+    ``configurations``, the predicted ``/predicted/joint_states``."""
     store = typestore()
+    T = store.types
 
-    def items(times, values):
-        stamps = [bag.start_ns + round(x * 1e9) for x in times]
-        return [(s, odometry_message(store, s, r)) for s, r in zip(stamps, values, strict=True)]
+    def stamps(times):
+        return [bag.start_ns + round(x * 1e9) for x in times]
 
-    topics = {"/predicted/odom": ("nav_msgs/msg/Odometry", items(t, rows))}
+    def header(ns, frame=""):
+        return T["std_msgs/msg/Header"](
+            stamp=T["builtin_interfaces/msg/Time"](sec=ns // 10**9, nanosec=ns % 10**9), frame_id=frame
+        )
+
+    predicted = [
+        (s, odometry_message(store, s, r, child="base_link_predicted"))
+        for s, r in zip(stamps(t), rows, strict=True)
+    ]
+    tf = []
+    for s, r in zip(stamps(t), rows, strict=True):
+        transform = T["geometry_msgs/msg/Transform"](
+            translation=T["geometry_msgs/msg/Vector3"](x=float(r[0]), y=float(r[1]), z=float(r[2])),
+            rotation=T["geometry_msgs/msg/Quaternion"](
+                w=float(r[3]), x=float(r[4]), y=float(r[5]), z=float(r[6])
+            ),
+        )
+        stamped = T["geometry_msgs/msg/TransformStamped"](
+            header=header(s, "odom"), child_frame_id="base_link_predicted", transform=transform
+        )
+        tf.append((s, T["tf2_msgs/msg/TFMessage"](transforms=[stamped])))
+    topics = {"/predicted/odom": ("nav_msgs/msg/Odometry", predicted), "/tf": ("tf2_msgs/msg/TFMessage", tf)}
     t_odo, odo = bag.odometry.arrays()
     if len(t_odo):
-        topics["/recorded/odom"] = ("nav_msgs/msg/Odometry", items(t_odo, odo))
+        topics["/recorded/odom"] = (
+            "nav_msgs/msg/Odometry",
+            [(s, odometry_message(store, s, r)) for s, r in zip(stamps(t_odo), odo, strict=True)],
+        )
+    if system is not None and configurations:
+        model = system.model
+        idx = [i for i, j in enumerate(model.joints) if j.nq == 1]
+        if idx:
+            names = [model.bodies[i].joint_name for i in idx]
+            js = [
+                (s, T["sensor_msgs/msg/JointState"](
+                    header=header(s), name=names, position=np.array([q[model.idx_q[i]] for i in idx]),
+                    velocity=np.zeros(0), effort=np.zeros(0)))
+                for s, q in zip(stamps(t), configurations, strict=True)
+            ]  # fmt: skip
+            topics["/predicted/joint_states"] = ("sensor_msgs/msg/JointState", js)
     write_bag(path, topics, storage)
