@@ -48,6 +48,7 @@ bench: setup
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_constraints.py
 	$(PY) benchmarks/bench_node.py
+	$(PY) benchmarks/bench_replay.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info
