@@ -27,11 +27,15 @@ def dtw_distance(a: np.ndarray, b: np.ndarray, window: int | None = None) -> flo
         lo, hi = max(1, i - w), min(m, i + w)
         d = np.linalg.norm(b[lo - 1 : hi] - a[i - 1], axis=1)
         for j in range(lo, hi + 1):
-            choices = (cost[i - 1, j - 1], cost[i - 1, j], cost[i, j - 1])
-            k = int(np.argmin(choices))
-            prev = ((i - 1, j - 1), (i - 1, j), (i, j - 1))[k]
-            cost[i, j] = choices[k] + d[j - lo]
-            steps[i, j] = steps[prev] + 1
+            diag, up, left = cost[i - 1, j - 1], cost[i - 1, j], cost[i, j - 1]
+            if diag <= up and diag <= left:
+                best, prev_steps = diag, steps[i - 1, j - 1]
+            elif up <= left:
+                best, prev_steps = up, steps[i - 1, j]
+            else:
+                best, prev_steps = left, steps[i, j - 1]
+            cost[i, j] = best + d[j - lo]
+            steps[i, j] = prev_steps + 1
     return float(cost[n, m] / steps[n, m])
 
 
@@ -58,11 +62,13 @@ def compare(t: np.ndarray, predicted: np.ndarray, measured: np.ndarray) -> dict[
         }  # fmt: skip
 
     p, m = series(np.asarray(predicted)), series(np.asarray(measured))
+    pick = np.unique(np.linspace(0, len(p["x"]) - 1, min(len(p["x"]), DTW_SAMPLES)).astype(int))
+    band = max(5, len(pick) // 20)
     table = {}
     for key in p:
         table[key] = {
             "rmse": rmse(p[key], m[key]),
-            "dtw": dtw_distance(p[key], m[key], window=50),
+            "dtw": dtw_distance(p[key][pick], m[key][pick], window=band),
             "pearson_r": pearson(p[key], m[key]),
         }
     return table
