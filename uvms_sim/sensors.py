@@ -29,6 +29,14 @@ def body_accelerations(model, data, qdd: Array) -> Array:
     return out
 
 
+def current_accelerations(sim) -> tuple[Array, Array]:
+    """``(q̈, body accelerations)`` of a ``Simulator`` at its current state and inputs: one
+    forward-dynamics call, which also leaves that state's forward pass (velocities, placements)
+    in ``sim.data`` for the other sensors."""
+    qdd = sim.acceleration()
+    return qdd, body_accelerations(sim.model, sim.data, qdd)
+
+
 def specific_force(data, accelerations: Array, body: int, gravity: float) -> Array:
     """Accelerometer reading of body ``body`` (body axes, m/s^2)."""
     v = data.v[body]

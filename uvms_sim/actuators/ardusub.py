@@ -40,7 +40,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from transforms3d.euler import quat2euler
+from transforms3d.euler import mat2euler, quat2euler
+from transforms3d.quaternions import quat2mat
 
 from ..log import Throttle
 from ..spatial import Array
@@ -148,8 +149,6 @@ class VehicleState:
     def from_body(cls, R: Array, p: Array, v: Array) -> VehicleState:
         """From a body's world rotation ``R`` (NED <- body), origin ``p`` (NED) and spatial
         velocity ``v`` in body axes (``data.R_world[i]``, ``data.p_world[i]``, ``data.v[i]``)."""
-        from transforms3d.euler import mat2euler
-
         roll, pitch, yaw = mat2euler(R, axes="sxyz")
         return cls(roll, pitch, yaw, np.array(v[3:6], dtype=float), float(p[2]), float((R @ v[:3])[2]))
 
@@ -158,8 +157,6 @@ class VehicleState:
         """From a free joint's q = [p (NED); quat] and v = [u v w p q r]."""
         quat = np.asarray(q[3:7], dtype=float)
         roll, pitch, yaw = quat2euler(quat / np.linalg.norm(quat), axes="sxyz")
-        from transforms3d.quaternions import quat2mat
-
         vel_ned = quat2mat(quat) @ np.asarray(v[:3], dtype=float)
         return cls(roll, pitch, yaw, np.array(v[3:6], dtype=float), float(q[2]), float(vel_ned[2]))
 

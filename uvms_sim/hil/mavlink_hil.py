@@ -27,7 +27,7 @@ from pymavlink import mavutil
 from transforms3d.quaternions import quat2mat
 
 from ..log import Throttle
-from ..sensors import absolute_pressure, body_accelerations, specific_force
+from ..sensors import absolute_pressure, current_accelerations, specific_force
 from ..simulator import Simulator
 
 EARTH_FIELD_NED = np.array([0.21, 0.0, 0.42])  # gauss: a mid-latitude field, for the compass
@@ -99,8 +99,7 @@ class MavlinkHil:
     # -- outputs -----------------------------------------------------------------------------
     def send_sensors(self) -> None:
         sim = self.sim
-        qdd = sim.acceleration()
-        acc = body_accelerations(sim.model, sim.data, qdd)
+        _, acc = current_accelerations(sim)
         q, v = sim.state.q[:7], sim.data.v[0]
         R = quat2mat(q[3:7])
         f = specific_force(sim.data, acc, 0, sim.env.gravity)

@@ -30,7 +30,7 @@ import numpy as np
 from transforms3d.quaternions import quat2mat
 
 from ..log import Throttle
-from ..sensors import body_accelerations, specific_force
+from ..sensors import current_accelerations, specific_force
 from ..simulator import Simulator
 
 SERVO_16 = struct.Struct("<HHI16H")
@@ -158,8 +158,7 @@ class SitlJsonBackend:
     def state_json(self) -> bytes:
         """The JSON frame for the current state (physics time, IMU, NED position/velocity)."""
         sim = self.sim
-        qdd = sim.acceleration()  # leaves this state's forward pass in sim.data
-        acc = body_accelerations(sim.model, sim.data, qdd)
+        _, acc = current_accelerations(sim)
         i = self.root
         s = sim.model.q_slice(i)
         q = sim.state.q[s]

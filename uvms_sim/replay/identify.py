@@ -28,7 +28,7 @@ from ..model.model import Model
 from ..model.system import System
 from ..simulator import Simulator
 from .bag import BagContents
-from .run import _state_from_odometry
+from .run import state_from_odometry
 
 
 def _undamped(model: Model, body: int) -> Model:
@@ -48,7 +48,7 @@ def identify_damping(system: System, bag: BagContents, axes=(0, 1, 2, 5), window
     if len(t) < window + 2:
         raise ValueError(f"identification needs at least {window + 2} odometry samples, the bag has {len(t)}")
     dt = float(np.median(np.diff(t)))
-    states = [_state_from_odometry(system, row) for row in odo]
+    states = [state_from_odometry(system, row) for row in odo]
     v = np.array([s[1][:6] for s in states])
     vdot = savgol_filter(v, window, 3, deriv=1, delta=dt, axis=0)
     v_smooth = savgol_filter(v, window, 3, axis=0)

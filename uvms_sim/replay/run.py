@@ -11,9 +11,10 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from transforms3d.quaternions import mat2quat, quat2mat
 
 from ..model.system import System
-from ..ros.frames import body_frd_flu, position_ned_to_enu, quat_ned_frd_to_enu_flu
+from ..ros.frames import FLU_TO_FRD, NED_TO_ENU, body_frd_flu, position_ned_to_enu, quat_ned_frd_to_enu_flu
 from ..simulator import Simulator
 from .bag import BagContents, odometry_message, typestore, write_bag
 
@@ -46,7 +47,7 @@ def replay(
     if sample_times is None:
         sample_times = t_odo if len(t_odo) else np.arange(0.0, t_cmd[-1] + 1e-9, 0.1)
     if initial_odometry and len(t_odo):
-        sim.reset(*_state_from_odometry(system, odo[0]))
+        sim.reset(*state_from_odometry(system, odo[0]))
         t0 = t_odo[0]
     else:
         t0 = 0.0
@@ -87,10 +88,7 @@ def replay(
     return np.asarray(sample_times), np.asarray(rows)
 
 
-def _state_from_odometry(system: System, row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from transforms3d.quaternions import mat2quat, quat2mat
-
-    from ..ros.frames import FLU_TO_FRD, NED_TO_ENU
+def state_from_odometry(system: System, row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     q = system.initial_q.copy()
     v = np.zeros(system.model.nv)

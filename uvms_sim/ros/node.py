@@ -65,10 +65,11 @@ from tf2_msgs.msg import TFMessage
 from transforms3d.quaternions import mat2quat, quat2mat
 
 from ..actuators.joints import JointMotors
+from ..dynamics.kinematics import placements
 from ..dynamics.rnea import rnea
 from ..model import load
 from ..model.configs import resolve
-from ..sensors import absolute_pressure, body_accelerations, specific_force
+from ..sensors import absolute_pressure, current_accelerations, specific_force
 from ..simulator import Simulator
 from . import frames, messages
 from .mavros_shim import MavrosShim, infer_frame
@@ -459,8 +460,6 @@ class SimulatorNode(Node):
         model = self.sim.model
         skip = {io.frames.skip_body for io in self.vehicles}
         data = model.create_data()
-        from ..dynamics.kinematics import placements
-
         placements(model, data, self.system.initial_q)
         for i, j in enumerate(model.joints):
             if model.parents[i] >= 0 and j.type == "fixed" and i not in skip:
@@ -474,9 +473,8 @@ class SimulatorNode(Node):
     def publish_state(self) -> None:
         sim, model = self.sim, self.sim.model
         stamp = self.stamp()
-        qdd = sim.acceleration()  # also leaves this state's forward pass in sim.data
+        qdd, acc = current_accelerations(sim)
         data = sim.data
-        acc = body_accelerations(model, data, qdd)
         tfs = []
         for io in self.vehicles:
             root = io.frames.root
