@@ -71,19 +71,22 @@ class ThrusterBank:
         self.pwm[:] = clamped
         return n
 
-    def set_motor_pwm(self, outputs: dict[int, float] | Array) -> int:
+    def set_motor_pwm(self, outputs: dict[int, float] | Array, thrusters: list[int] | None = None) -> int:
         """Command by autopilot output number: ``{motor: pwm}`` or an array where entry k is
-        SERVO(k+1) (ArduSub's rc/out). Thrusters without a motor number keep their command."""
+        SERVO(k+1) (ArduSub's rc/out, SITL's servo packet). Every thruster with that motor
+        number (among ``thrusters``, indices, if given) takes the value; a value <= 0 is an
+        output that is not set up (as MAVLink and SITL report it) and is skipped. Thrusters
+        without a motor number keep their command. Returns what ``set_pwm`` returns."""
         if isinstance(outputs, dict):
-            items = outputs.items()
+            by_motor = {int(m): float(v) for m, v in outputs.items()}
         else:
             arr = np.asarray(outputs, dtype=float).reshape(-1)
-            items = ((k + 1, v) for k, v in enumerate(arr))
+            by_motor = {k + 1: float(v) for k, v in enumerate(arr)}
         pwm = self.pwm.copy()
-        index = {m: k for k, m in enumerate(self.motors) if m is not None}
-        for motor, value in items:
-            if motor in index:
-                pwm[index[motor]] = value
+        for k in range(len(self)) if thrusters is None else thrusters:
+            value = by_motor.get(self.motors[k], 0.0)
+            if value > 0.0:
+                pwm[k] = value
         return self.set_pwm(pwm)
 
     def advance(self, dt: float) -> None:

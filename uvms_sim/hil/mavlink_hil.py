@@ -52,7 +52,7 @@ class MavlinkHil:
         self.home = home
         self.state_period = 1.0 / state_rate
         self.next_state = 0.0
-        self.servo_of = {k: m for k, m in enumerate(sim.thrusters.motors) if m}
+        self.motors = sorted({m for m in sim.thrusters.motors if m})
         self.received = {"SERVO_OUTPUT_RAW": 0, "HIL_ACTUATOR_CONTROLS": 0}
         self.dropped = 0
         self.throttle = Throttle()
@@ -77,7 +77,9 @@ class MavlinkHil:
                 self.dropped += 1
             elif kind == "SERVO_OUTPUT_RAW":
                 self.received[kind] += 1
-                self._apply({m: getattr(msg, f"servo{m}_raw", 0) for m in self.servo_of.values() if m <= 16})
+                self.sim.thrusters.set_motor_pwm(
+                    {m: getattr(msg, f"servo{m}_raw", 0) for m in self.motors if m <= 16}
+                )
             elif kind == "HIL_ACTUATOR_CONTROLS":
                 controls = np.asarray(msg.controls, dtype=float)
                 if not np.all(np.isfinite(controls)):
@@ -85,16 +87,9 @@ class MavlinkHil:
                     self.throttle.warn("nan", "HIL_ACTUATOR_CONTROLS with non-finite controls dropped")
                     continue
                 self.received[kind] += 1
-                self._apply(
-                    {m: 1500.0 + 400.0 * np.clip(controls[m - 1], -1, 1) for m in self.servo_of.values()}
+                self.sim.thrusters.set_motor_pwm(
+                    {m: 1500.0 + 400.0 * np.clip(controls[m - 1], -1, 1) for m in self.motors}
                 )
-
-    def _apply(self, by_motor: dict[int, float]) -> None:
-        pwm = self.sim.thrusters.pwm.copy()
-        for k, m in self.servo_of.items():
-            if by_motor.get(m, 0) > 0:
-                pwm[k] = by_motor[m]
-        self.sim.thrusters.set_pwm(pwm)
 
     # -- outputs -----------------------------------------------------------------------------
     def send_sensors(self) -> None:

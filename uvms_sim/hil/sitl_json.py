@@ -97,11 +97,7 @@ class SitlJsonBackend:
         veh = system.vehicles[vehicle] if system is not None else None
         self.root = sim.model.body_index(veh.root) if veh is not None else 0
         names = {t.name for t in veh.thrusters} if veh is not None else set(sim.thrusters.names)
-        self.servo_of = {
-            k: m
-            for k, (n, m) in enumerate(zip(sim.thrusters.names, sim.thrusters.motors, strict=True))
-            if n in names and m
-        }
+        self.thrusters = [k for k, n in enumerate(sim.thrusters.names) if n in names]  # this vehicle's
         self.initial = (sim.state.q.copy(), sim.state.v.copy())
         self.frame_count: int | None = None
         self.last_reply: bytes | None = None
@@ -148,12 +144,8 @@ class SitlJsonBackend:
         return self.last_reply
 
     def apply_pwm(self, pwm: tuple[int, ...]) -> None:
-        bank = self.sim.thrusters
-        values = bank.pwm.copy()
-        for k, servo in self.servo_of.items():
-            if servo <= len(pwm) and pwm[servo - 1] > 0:  # 0: output not set up in SITL
-                values[k] = pwm[servo - 1]
-        bank.set_pwm(values)
+        """Servo n drives this vehicle's thruster with motor number n (0: output not set up)."""
+        self.sim.thrusters.set_motor_pwm(pwm, self.thrusters)
 
     def state_json(self) -> bytes:
         """The JSON frame for the current state (physics time, IMU, NED position/velocity)."""

@@ -57,7 +57,6 @@ def identify_damping(system: System, bag: BagContents, axes=(0, 1, 2, 5), window
     sim = Simulator.from_system(system)
     bank = sim.thrusters
     t_cmd, pwm = bag.commands.arrays()
-    servo_of = [(k, m) for k, m in enumerate(bank.motors) if m]
     y = np.zeros((len(t), 6))
     for n, (q, _) in enumerate(states):
         vn = np.zeros(model.nv)
@@ -66,11 +65,7 @@ def identify_damping(system: System, bag: BagContents, axes=(0, 1, 2, 5), window
         an[:6] = vdot[n]
         k = np.searchsorted(t_cmd, t[n], side="right") - 1
         if k >= 0:
-            values = bank.pwm.copy()
-            for j, m in servo_of:
-                if m <= pwm.shape[1] and pwm[k, m - 1] > 0:
-                    values[j] = pwm[k, m - 1]
-            bank.set_pwm(values)
+            bank.set_motor_pwm(pwm[k])
         bank.advance(1e3)  # steady shaft speed (the static map; lag is not identified here)
         forward_kinematics(model, sim.data, q, vn, system.environment)
         thrust = bank.wrenches(sim.data)[0]

@@ -11,10 +11,15 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-from transforms3d.quaternions import mat2quat, quat2mat
 
 from ..model.system import System
-from ..ros.frames import FLU_TO_FRD, NED_TO_ENU, body_frd_flu, position_ned_to_enu, quat_ned_frd_to_enu_flu
+from ..ros.frames import (
+    body_frd_flu,
+    position_enu_to_ned,
+    position_ned_to_enu,
+    quat_enu_flu_to_ned_frd,
+    quat_ned_frd_to_enu_flu,
+)
 from ..simulator import Simulator
 from .bag import BagContents, odometry_message, typestore, write_bag
 
@@ -52,7 +57,6 @@ def replay(
     else:
         t0 = 0.0
     sim.state.t = t0
-    servo_of = [(k, m) for k, m in enumerate(bank.motors) if m]
     motors = None
     if bag.joints.t:
         from ..actuators.joints import JointMotors
@@ -69,11 +73,7 @@ def replay(
             print(f"\rreplaying {pct:3d} %", end="", file=sys.stderr, flush=True)
         while sim.state.t < t_sample - 1e-12:
             while k_cmd < len(t_cmd) and t_cmd[k_cmd] <= sim.state.t + 1e-12:
-                values = bank.pwm.copy()
-                for k, m in servo_of:
-                    if m <= pwm.shape[1] and pwm[k_cmd, m - 1] > 0:
-                        values[k] = pwm[k_cmd, m - 1]
-                bank.set_pwm(values)
+                bank.set_motor_pwm(pwm[k_cmd])
                 k_cmd += 1
             while motors is not None and k_joint < len(t_joint) and t_joint[k_joint] <= sim.state.t + 1e-12:
                 efforts = {n: e for n, e in bag.joints.values[k_joint].items() if n in motors.names}
@@ -89,14 +89,13 @@ def replay(
 
 
 def state_from_odometry(system: System, row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-
+    """The system's configuration and velocity for an odometry row (ENU/FLU -> NED/FRD)."""
     q = system.initial_q.copy()
     v = np.zeros(system.model.nv)
-    q[:3] = NED_TO_ENU.T @ row[:3]
-    R = NED_TO_ENU.T @ quat2mat(row[3:7]) @ FLU_TO_FRD
-    q[3:7] = mat2quat(R)
-    v[:3] = FLU_TO_FRD @ row[7:10]
-    v[3:6] = FLU_TO_FRD @ row[10:13]
+    q[:3] = position_enu_to_ned(row[:3])
+    q[3:7] = quat_enu_flu_to_ned_frd(row[3:7])
+    v[:3] = body_frd_flu(row[7:10])
+    v[3:6] = body_frd_flu(row[10:13])
     return q, v
 
 

@@ -27,6 +27,17 @@ def quat_ned_frd_to_enu_flu(q_wxyz: Array) -> Array:
     return q if q[0] >= 0 else -q
 
 
+def position_enu_to_ned(p: Array) -> Array:
+    return NED_TO_ENU.T @ p
+
+
+def quat_enu_flu_to_ned_frd(q_wxyz: Array) -> Array:
+    """The inverse of ``quat_ned_frd_to_enu_flu``: FRD-in-NED from base_link (FLU) in ENU."""
+    q = np.asarray(q_wxyz, dtype=float)
+    q = mat2quat(NED_TO_ENU.T @ quat2mat(q / np.linalg.norm(q)) @ FLU_TO_FRD)
+    return q if q[0] >= 0 else -q
+
+
 def body_frd_flu(x: Array) -> Array:
     """A body-axes vector (velocity, rate, force, moment) from FRD to FLU or back (the map is
     its own inverse)."""

@@ -62,7 +62,6 @@ from sensor_msgs.msg import FluidPressure, Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray, UInt16MultiArray
 from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
-from transforms3d.quaternions import mat2quat, quat2mat
 
 from ..actuators.joints import JointMotors
 from ..dynamics.kinematics import placements
@@ -176,13 +175,12 @@ class VehicleIO:
         if not (np.all(np.isfinite(pos)) and np.all(np.isfinite(quat)) and np.linalg.norm(quat) > 0.5):
             self.node.warn(f"{self.ns}pose", f"{self.ns}set_pose with NaN or a zero quaternion rejected")
             return
-        R_ned_frd = frames.NED_TO_ENU.T @ quat2mat(quat / np.linalg.norm(quat)) @ frames.FLU_TO_FRD
         node = self.node
         with node.lock:
             s = node.sim.model.q_slice(self.frames.root)
             q = node.sim.state.q.copy()
-            q[s.start : s.start + 3] = frames.NED_TO_ENU.T @ pos
-            q[s.start + 3 : s.start + 7] = mat2quat(R_ned_frd)
+            q[s.start : s.start + 3] = frames.position_enu_to_ned(pos)
+            q[s.start + 3 : s.start + 7] = frames.quat_enu_flu_to_ned_frd(quat)
             node.sim.reset(q)
 
     def failsafe(self, t: float, timeout: float) -> None:
