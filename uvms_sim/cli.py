@@ -55,6 +55,9 @@ def run_sitl(description: str, bind: str, port: int) -> None:
         backend.close()
 
 
+AXIS_INDEX = {a: k for k, a in enumerate("uvwpqr")}
+
+
 def run_replay(args) -> int:
     """``uvms-sim replay``: see ``uvms_sim.replay``."""
     import time
@@ -67,7 +70,8 @@ def run_replay(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     n_cmd, n_odo = len(bag.commands.t), len(bag.odometry.t)
-    print(f"{args.bag}: {n_cmd} commands on {bag.command_topic}, {n_odo} odometry on {bag.odometry_topic}")
+    source = "poses (velocities differentiated)" if bag.motion_source == "pose" else "odometry"
+    print(f"{args.bag}: {n_cmd} commands on {bag.command_topic}, {n_odo} {source} on {bag.odometry_topic}")
     for topic, count in bag.ignored.items():
         print(f"  not used: {count} messages on {topic}")
     if bag.out_of_order:
@@ -97,15 +101,25 @@ def run_replay(args) -> int:
         print(f"wrote {args.out}")
     if args.plot:
         print(f"wrote {plot(args.plot, t, predicted, measured)}")
-    if args.identify:
-        from .replay.identify import identify_damping, overlay_yaml
+    if args.identify or args.identified_config:
+        from .model.export import save_yaml
+        from .replay.identify import apply_identified, identify, overlay_yaml
 
-        fitted = identify_damping(system, bag)
+        if not n_odo:
+            print("error: identification needs the measured motion (odometry or poses)", file=sys.stderr)
+            return 2
+        axes = [AXIS_INDEX[a] for a in args.axes.split(",")]
+        fitted = identify(system, bag, axes=axes, thrust=args.identify_thrust)
+        print("identified (value +- standard error):")
         for name, (value, se) in fitted.items():
-            print(f"  {name:6s} = {value:9.3f} +- {se:.3f}")
-        with open(args.identify, "w") as f:
-            f.write(overlay_yaml(system, fitted))
-        print(f"wrote {args.identify}")
+            print(f"  {name:20s} = {value:9.4f} +- {se:.4f}")
+        if args.identify:
+            with open(args.identify, "w") as f:
+                f.write(overlay_yaml(system, fitted))
+            print(f"wrote {args.identify}")
+        if args.identified_config:
+            save_yaml(apply_identified(system, fitted), args.identified_config, f"identified from {args.bag}")
+            print(f"wrote {args.identified_config}")
     return 0
 
 
@@ -140,7 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--command-topic")
     rep.add_argument("--odometry-topic")
     rep.add_argument("--dt", type=float, default=0.005)
-    rep.add_argument("--identify", help="fit damping (surge, heave, yaw) and write a YAML overlay here")
+    rep.add_argument("--identify", help="fit the damping and write a YAML overlay (hull hydrodynamics) here")
+    rep.add_argument("--identified-config", help="fit and write the whole description with the fitted values")
+    rep.add_argument("--identify-thrust", action="store_true", help="also fit forward/reverse thrust scales")
+    rep.add_argument(
+        "--axes", default="u,v,w,r", help="damping axes to fit, of u,v,w,p,q,r (default u,v,w,r)"
+    )
     rep.add_argument(
         "--live",
         action="store_true",

@@ -35,6 +35,7 @@ class ThrusterBank:
         self.pwm = np.full(len(thrusters), PWM_NEUTRAL)
         self.n = np.zeros(len(thrusters))  # shaft speed, rev/s (state of the lag)
         self.thrust = np.zeros(len(thrusters))  # last evaluated thrust, N
+        self.u_a = np.zeros(len(thrusters))  # last evaluated advance speed, m/s
         self.nbodies = model.nbodies
         self.throttle = Throttle()
         # per-thruster model constants, so that a wrench evaluation is a few array operations
@@ -113,7 +114,7 @@ class ThrusterBank:
             ),
             axis=1,
         )
-        u_a = np.einsum("ij,ij->i", v_point, self.direction)
+        u_a = self.u_a = np.einsum("ij,ij->i", v_point, self.direction)
         n = self.n
         T_nn = np.where(n >= 0.0, self.T_nn_forward, self.T_nn_reverse)
         np.clip(T_nn * np.abs(n) * n + self.T_nu * np.abs(n) * u_a, self.T_min, self.T_max, out=self.thrust)

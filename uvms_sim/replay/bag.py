@@ -2,8 +2,11 @@
 
 What a replay needs from a bag: the thruster commands (``/mavros/rc/out``, mavros_msgs/RCOut:
 servo n = motor n; or the node's ``thrusters/pwm``, std_msgs/UInt16MultiArray in servo order)
-and, to compare or identify, the measured odometry (nav_msgs/Odometry, ENU/FLU). Messages of
-other types are counted, not silently dropped; out-of-order stamps and gaps are reported.
+and, to compare or identify, the measured motion: nav_msgs/Odometry (ENU/FLU), or, when the
+bag has no odometry, a geometry_msgs/PoseStamped topic (``/mavros/local_position/pose``, a
+motion-capture pose) whose velocities are then differentiated (``velocities_from_poses``).
+Messages of other types are counted, not silently dropped; out-of-order stamps and gaps are
+reported.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 INTERFACES = Path(__file__).resolve().parents[2] / "interfaces"
 COMMAND_TYPES = ("mavros_msgs/msg/RCOut", "std_msgs/msg/UInt16MultiArray")
 ODOMETRY_TYPE = "nav_msgs/msg/Odometry"
+POSE_TYPE = "geometry_msgs/msg/PoseStamped"
 
 
 class BagError(ValueError):
@@ -58,6 +62,7 @@ class BagContents:
     start_ns: int
     joints: Series = field(default_factory=Series)  # (names, efforts) of joint_commands
     joint_topic: str | None = None
+    motion_source: str = "odometry"  # or "pose": velocities differentiated from PoseStamped
 
 
 def read_bag(
@@ -84,6 +89,13 @@ def read_bag(
             command_topic = next((c.topic for c in conns if c.msgtype in COMMAND_TYPES), None)
         if odometry_topic is None:
             odometry_topic = next((c.topic for c in conns if c.msgtype == ODOMETRY_TYPE), None)
+        if odometry_topic is None:
+            odometry_topic = next((c.topic for c in conns if c.msgtype == POSE_TYPE), None)
+        motion_type = next((c.msgtype for c in conns if c.topic == odometry_topic), None)
+        if odometry_topic is not None and motion_type not in (ODOMETRY_TYPE, POSE_TYPE):
+            raise BagError(
+                f"{path}: topic {odometry_topic} is {motion_type}, expected {ODOMETRY_TYPE} or {POSE_TYPE}"
+            )
         if command_topic is None:
             raise BagError(f"{path}: no thruster command topic ({', '.join(COMMAND_TYPES)})")
         if joint_topic is not None:
@@ -125,6 +137,10 @@ def read_bag(
                 values = msg.channels if conn.msgtype == "mavros_msgs/msg/RCOut" else msg.data
                 commands.t.append(t)
                 commands.values.append(np.asarray(values, dtype=float))
+            elif conn.msgtype == POSE_TYPE:
+                p, o = msg.pose.position, msg.pose.orientation
+                odometry.t.append(t)
+                odometry.values.append([p.x, p.y, p.z, o.w, o.x, o.y, o.z] + [0.0] * 6)
             else:
                 p, o = msg.pose.pose.position, msg.pose.pose.orientation
                 tw = msg.twist.twist
@@ -139,6 +155,16 @@ def read_bag(
         raise BagError(f"{path}: topic {command_topic} has no messages")
     order = np.argsort(commands.t, kind="stable")
     commands = Series([commands.t[k] for k in order], [commands.values[k] for k in order])
+    source = "odometry"
+    if motion_type == POSE_TYPE and odometry.t:
+        order = np.argsort(odometry.t, kind="stable")
+        t_pose = np.asarray(odometry.t)[order]
+        rows = np.asarray(odometry.values)[order]
+        if len(t_pose) < 2 or np.any(np.diff(t_pose) <= 0.0):
+            raise BagError(f"{path}: {odometry_topic} needs at least two poses with distinct stamps")
+        rows[:, 7:] = velocities_from_poses(t_pose, rows[:, :7])
+        odometry = Series(list(t_pose), list(rows))
+        source = "pose"
     gaps = np.diff(commands.t) if len(commands.t) > 1 else np.zeros(1)
     return BagContents(
         commands,
@@ -151,7 +177,39 @@ def read_bag(
         start,
         joints,
         joint_topic,
+        source,
     )
+
+
+def velocities_from_poses(t: np.ndarray, poses: np.ndarray, span: float = 0.25) -> np.ndarray:
+    """Body velocities ``[v (FLU), ω (FLU)]`` of ENU poses ``[x y z qw qx qy qz]`` sampled at t:
+    the poses are resampled to a uniform grid at the median interval, differentiated with a
+    cubic Savitzky-Golay filter over ``span`` seconds (smoothing the measurement noise), and
+    ``v = Rᵀ ṗ``, ``ω = 2 vec(q* ⊗ q̇)`` are interpolated back to the stamps."""
+    from scipy.signal import savgol_filter
+    from transforms3d.quaternions import qconjugate, qmult, quat2mat
+
+    quats = np.array(poses[:, 3:7], dtype=float)
+    for k in range(1, len(quats)):  # q and -q are the same attitude: make the sequence continuous
+        if np.dot(quats[k], quats[k - 1]) < 0.0:
+            quats[k] = -quats[k]
+    dt = float(np.median(np.diff(t)))
+    grid = np.arange(t[0], t[-1] + 0.5 * dt, dt)
+    x = np.column_stack([np.interp(grid, t, c) for c in np.column_stack([poses[:, :3], quats]).T])
+    x[:, 3:] /= np.linalg.norm(x[:, 3:], axis=1, keepdims=True)
+    n = len(grid)
+    window = min(max(5, 2 * round(0.5 * span / dt) + 1), n if n % 2 else n - 1)
+    if window < 5:
+        xdot = np.gradient(x, dt, axis=0)
+    else:
+        xdot = savgol_filter(x, window, 3, deriv=1, delta=dt, axis=0)
+        x = savgol_filter(x, window, 3, axis=0)
+        x[:, 3:] /= np.linalg.norm(x[:, 3:], axis=1, keepdims=True)
+    out = np.zeros((n, 6))
+    for k in range(n):
+        out[k, :3] = quat2mat(x[k, 3:]).T @ xdot[k, :3]
+        out[k, 3:] = 2.0 * qmult(qconjugate(x[k, 3:]), xdot[k, 3:])[1:]
+    return np.column_stack([np.interp(t, grid, c) for c in out.T])
 
 
 def write_bag(
@@ -167,16 +225,32 @@ def write_bag(
                 writer.write(conn, stamp, store.serialize_cdr(msg, msgtype))
 
 
+def _header(store, stamp_ns: int, frame_id: str):
+    T = store.types
+    return T["std_msgs/msg/Header"](
+        stamp=T["builtin_interfaces/msg/Time"](sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9),
+        frame_id=frame_id,
+    )
+
+
+def _pose(store, r):
+    T = store.types
+    point = T["geometry_msgs/msg/Point"](x=r[0], y=r[1], z=r[2])
+    quat = T["geometry_msgs/msg/Quaternion"](w=r[3], x=r[4], y=r[5], z=r[6])
+    return T["geometry_msgs/msg/Pose"](position=point, orientation=quat)
+
+
+def pose_message(store, stamp_ns: int, row, frame_id: str = "map"):
+    """A geometry_msgs/PoseStamped (rosbags class) from the pose part of an odometry row."""
+    r = [float(x) for x in row[:7]]
+    return store.types[POSE_TYPE](header=_header(store, stamp_ns, frame_id), pose=_pose(store, r))
+
+
 def odometry_message(store, stamp_ns: int, row, frame_id: str = "odom", child: str = "base_link"):
     """A nav_msgs/Odometry (rosbags class) from an odometry row (see ``BagContents``)."""
     T = store.types
     r = [float(x) for x in row]
-    header = T["std_msgs/msg/Header"](
-        stamp=T["builtin_interfaces/msg/Time"](sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9),
-        frame_id=frame_id,
-    )
-    point = T["geometry_msgs/msg/Point"](x=r[0], y=r[1], z=r[2])
-    quat = T["geometry_msgs/msg/Quaternion"](w=r[3], x=r[4], y=r[5], z=r[6])
+    header = _header(store, stamp_ns, frame_id)
     vec = T["geometry_msgs/msg/Vector3"]
     twist = T["geometry_msgs/msg/Twist"](
         linear=vec(x=r[7], y=r[8], z=r[9]), angular=vec(x=r[10], y=r[11], z=r[12])
@@ -185,17 +259,12 @@ def odometry_message(store, stamp_ns: int, row, frame_id: str = "odom", child: s
     return T["nav_msgs/msg/Odometry"](
         header=header,
         child_frame_id=child,
-        pose=T["geometry_msgs/msg/PoseWithCovariance"](
-            pose=T["geometry_msgs/msg/Pose"](position=point, orientation=quat), covariance=cov
-        ),
+        pose=T["geometry_msgs/msg/PoseWithCovariance"](pose=_pose(store, r), covariance=cov),
         twist=T["geometry_msgs/msg/TwistWithCovariance"](twist=twist, covariance=cov),
     )
 
 
 def rcout_message(store, stamp_ns: int, pwm):
     """A mavros_msgs/RCOut (rosbags class): servo PWM, channel n first."""
-    T = store.types
-    header = T["std_msgs/msg/Header"](
-        stamp=T["builtin_interfaces/msg/Time"](sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9), frame_id=""
-    )
-    return T["mavros_msgs/msg/RCOut"](header=header, channels=np.asarray(pwm, dtype=np.uint16))
+    header = _header(store, stamp_ns, "")
+    return store.types["mavros_msgs/msg/RCOut"](header=header, channels=np.asarray(pwm, dtype=np.uint16))

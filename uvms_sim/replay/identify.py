@@ -1,28 +1,43 @@
-"""Damping identification from a bag (equation error, linear least squares).
+"""Damping and thrust identification from a bag (integral equation error, linear least squares).
 
-With the thrust computed from the bag's PWM by the thruster model (advance speed included) and
-the recorded motion, the vehicle's equations of motion (seed 000 eq. 2; Fossen's model for one
-body) give, per degree of freedom i of the root body,
+Equations of motion of the vehicle's floating base (seed 000 eq. 2 with the hydrodynamic
+inertia; Fossen's model when the vehicle is one body), with the joints of any arm held at their
+initial positions:
 
-    y_i = f_thrust,i - τ0_i(q, v, v̇) = D_ii v_i + d_i |v_i| v_i
+    M ν̇ + h(q, ν) + Gᵀ(D ν_b + d ∘ |ν_b| ν_b) = k_F f_F(t) + k_R f_R(t)
 
-where ``τ0`` is the inverse dynamics (RNEA) of the model with its damping removed: what is
-left of the thrust once inertia (added mass included), Coriolis, gravity and buoyancy are paid
-is the damping, linear in the unknown coefficients. ``v̇`` is the Savitzky-Golay derivative of
-the recorded body velocity (which also smooths its noise). The coefficients are fitted by
-bounded linear least squares (``scipy.optimize.lsq_linear``, D, d >= 0) with standard errors
-from ``σ² (AᵀA)⁻¹``. Assumes no current and diagonal damping, as the shipped descriptions.
+``M`` is the base block of the joint-space inertia (rigid body and added mass, CRBA); ``h`` the
+inverse dynamics at zero acceleration of the model with the identified damping removed
+(Coriolis and Munk terms, gravity, buoyancy, the damping that is not identified); ``ν_b`` the
+velocity of the hull body (the first body with mass; the base itself for a YAML description,
+``base_link`` under a URDF's ``base_link_frd``) and ``G`` its constant motion transform from the
+base. ``f_F`` and ``f_R`` are the thrust wrenches of the thrusters' forward branch (bollard term
+and advance-speed term of seed 001 eq. 12) and reverse branch from the bag's PWM; ``k_F`` and
+``k_R`` scale the thruster model's full-command thrusts (1 = as described).
+
+Integrated over windows of the measured samples the derivative of the noisy velocity
+disappears (the integral form of the equation error; no differentiation of the data):
+
+    Σ M (ν_{k+1} - ν_k) + ∫h = k_F ∫f_F + k_R ∫f_R - Σ_i Gᵀe_i (D_ii ∫ν_b,i + d_i ∫|ν_b,i| ν_b,i)
+
+Velocities are interpolated linearly between samples; the thrust integrals are split at the
+command changes (each command held until the next, as the replay holds it). The result is
+linear in ``θ = (D_ii, d_i for each axis[, k_F, k_R])``; ``scipy.optimize.lsq_linear`` fits it
+with ``θ >= 0``, each equation row weighted by the inverse RMS of its residuals in a first fit,
+and the standard errors are ``s² (AᵀWA)⁻¹`` over non-overlapping windows. Without ``thrust``
+the thrust is taken as described (``k = 1``). Assumes no water current and a static thrust map
+(the spin-up lag is not identified).
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import numpy as np
 from scipy.optimize import lsq_linear
-from scipy.signal import savgol_filter
 
-from ..dynamics import forward_kinematics, rnea
+from ..dynamics import crba, forward_kinematics, rnea
 from ..hydro.params import AXES, FORCES
 from ..model.model import Model
 from ..model.system import System
@@ -30,83 +45,240 @@ from ..simulator import Simulator
 from .bag import BagContents
 from .run import state_from_odometry
 
+THRUST_NAMES = ("thrust_forward_scale", "thrust_reverse_scale")
 
-def _undamped(model: Model, body: int) -> Model:
+
+def hull_body(model: Model) -> int:
+    """The body whose damping is identified: the first body with mass."""
+    return next(i for i, b in enumerate(model.bodies) if b.mass > 0.0 and b.hydro is not None)
+
+
+def _without_damping(model: Model, body: int, axes) -> Model:
+    """The model with the diagonal linear and the quadratic damping of ``axes`` of ``body``
+    removed (what is identified); everything else stays in ``h``."""
     b = model.bodies[body]
-    hydro = replace(b.hydro, linear_damping=np.zeros((6, 6)), quadratic_damping=np.zeros(6))
+    lin, quad = b.hydro.linear_damping.copy(), b.hydro.quadratic_damping.copy()
+    for i in axes:
+        lin[i, i] = 0.0
+        quad[i] = 0.0
     bodies = list(model.bodies)
-    bodies[body] = replace(b, hydro=hydro)
+    bodies[body] = replace(b, hydro=replace(b.hydro, linear_damping=lin, quadratic_damping=quad))
     return Model(bodies, name=model.name)
 
 
-def identify_damping(system: System, bag: BagContents, axes=(0, 1, 2, 5), window: int = 11) -> dict:
-    """Fit linear and quadratic damping of the root body on ``axes`` (0..5 = u v w p q r).
+def _wrench_map(model: Model, q: np.ndarray, base: slice) -> np.ndarray:
+    """``G[b]`` (nbodies x 6 x 6): base generalized force of a unit wrench on body b (body axes),
+    from the linearity of RNEA in the external wrenches (joints held, so it is constant)."""
+    data = model.create_data()
+    zero = np.zeros(model.nv)
+    ref = rnea(model, data, q, zero, zero)[base]
+    G = np.zeros((model.nbodies, 6, 6))
+    for b in range(model.nbodies):
+        for j in range(6):
+            w = np.zeros((model.nbodies, 6))
+            w[b, j] = 1.0
+            G[b, :, j] = ref - rnea(model, data, q, zero, zero, None, w)[base]
+    return G
 
-    Returns ``{SNAME name: (value, standard error)}`` in Fossen's sign convention (X_u = -D)."""
+
+def _thrust_branches(bank, data) -> tuple[np.ndarray, np.ndarray]:
+    """Per-body wrenches of the forward and reverse branches of the thrust (saturated thrust
+    goes to the branch whose limit it hit)."""
+    bank.wrenches(data)
+    n, u_a = bank.n, bank.u_a
+    nn = np.abs(n) * n
+    fwd = np.where(n >= 0.0, bank.T_nn_forward * nn, 0.0) + bank.T_nu * np.abs(n) * u_a
+    rev = np.where(n < 0.0, bank.T_nn_reverse * nn, 0.0)
+    hi, lo = fwd + rev > bank.T_max, fwd + rev < bank.T_min
+    fwd = np.where(hi, bank.T_max, np.where(lo, 0.0, fwd))
+    rev = np.where(lo, bank.T_min, np.where(hi, 0.0, rev))
+    to_body = bank.incidence
+    return to_body @ (fwd[:, None] * bank.unit_wrench), to_body @ (rev[:, None] * bank.unit_wrench)
+
+
+def identify(
+    system: System,
+    bag: BagContents,
+    axes=(0, 1, 2, 5),
+    thrust: bool = False,
+    window: int = 5,
+) -> dict[str, tuple[float, float]]:
+    """Fit the hull's linear and quadratic damping on ``axes`` (0..5 = u v w p q r) and, with
+    ``thrust``, the forward and reverse thrust scales, from the bag's commands and measured
+    motion. Returns ``{name: (value, standard error)}``: damping in Fossen's sign convention
+    (``X_u = -D``), thrust scales as ``thrust_forward_scale`` / ``thrust_reverse_scale``.
+    ``window`` is the number of sample intervals integrated into one equation."""
     model = system.model
     t, odo = bag.odometry.arrays()
-    if len(t) < window + 2:
-        raise ValueError(f"identification needs at least {window + 2} odometry samples, the bag has {len(t)}")
-    dt = float(np.median(np.diff(t)))
+    if len(t) < 4 * window + 1:
+        raise ValueError(
+            f"identification needs at least {4 * window + 1} motion samples, the bag has {len(t)}"
+        )
+    axes = tuple(int(a) for a in axes)
+    hull = hull_body(model)
+    base = next(model.v_slice(i) for i, j in enumerate(model.joints) if j.nv == 6)
     states = [state_from_odometry(system, row) for row in odo]
-    v = np.array([s[1][:6] for s in states])
-    vdot = savgol_filter(v, window, 3, deriv=1, delta=dt, axis=0)
-    v_smooth = savgol_filter(v, window, 3, axis=0)
-    model0 = _undamped(model, 0)
+    q_ref = states[0][0]
+    model0 = _without_damping(model, hull, axes)
     data0 = model0.create_data()
+    M = crba(model, model.create_data(), q_ref)[base, base]
+    G = _wrench_map(model, q_ref, base)
     sim = Simulator.from_system(system)
     bank = sim.thrusters
+    if bank is None:
+        raise ValueError("the description has no thrusters: identification needs the thrust")
     t_cmd, pwm = bag.commands.arrays()
-    y = np.zeros((len(t), 6))
-    for n, (q, _) in enumerate(states):
-        vn = np.zeros(model.nv)
-        vn[:6] = v_smooth[n]
-        an = np.zeros(model.nv)
-        an[:6] = vdot[n]
-        k = np.searchsorted(t_cmd, t[n], side="right") - 1
-        if k >= 0:
-            bank.set_motor_pwm(pwm[k])
-        bank.advance(1e3)  # steady shaft speed (the static map; lag is not identified here)
-        forward_kinematics(model, sim.data, q, vn, system.environment)
-        thrust = bank.wrenches(sim.data)[0]
-        tau0 = rnea(model0, data0, q, vn, an, system.environment)
-        y[n] = thrust - tau0[:6]
-    edge = window // 2  # the filter's edges are one-sided: leave them out
-    result = {}
+    nv = model.nv
+
+    def full(nu):
+        out = np.zeros(nv)
+        out[base] = nu
+        return out
+
+    nu = np.array([s[1][base] for s in states])
+    nu_hull = nu @ G[hull]  # ν_b = Gᵀ ν (rows are samples)
+    h = np.array(
+        [
+            rnea(model0, data0, q, full(n), np.zeros(nv), system.environment)[base]
+            for (q, _), n in zip(states, nu, strict=True)
+        ]
+    )
+
+    def thrust_at(s, k_cmd, q, n):
+        if k_cmd >= 0:
+            bank.set_motor_pwm(pwm[k_cmd])
+        bank.advance(1e3)  # the static map
+        forward_kinematics(model, sim.data, q, full(n), system.environment)
+        fF, fR = _thrust_branches(bank, sim.data)
+        return np.einsum("bij,bj->i", G, fF), np.einsum("bij,bj->i", G, fR)
+
+    # per sample interval: the left side and the integrals of every regressor
+    n_int = len(t) - 1
+    lhs = np.zeros((n_int, 6))
+    thrust_F = np.zeros((n_int, 6))
+    thrust_R = np.zeros((n_int, 6))
+    for k in range(n_int):
+        ta, tb = t[k], t[k + 1]
+        lhs[k] = M @ (nu[k + 1] - nu[k]) + 0.5 * (tb - ta) * (h[k] + h[k + 1])
+        inside = t_cmd[(t_cmd > ta) & (t_cmd < tb)]
+        edges = np.concatenate(([ta], inside, [tb]))
+        q = states[k][0]
+        for s0, s1 in itertools.pairwise(edges):
+            k_cmd = int(np.searchsorted(t_cmd, s0, side="right")) - 1
+            ends = []
+            for s in (s0, s1):
+                x = (s - ta) / (tb - ta)
+                ends.append(thrust_at(s, k_cmd, q, (1 - x) * nu[k] + x * nu[k + 1]))
+            thrust_F[k] += 0.5 * (s1 - s0) * (ends[0][0] + ends[1][0])
+            thrust_R[k] += 0.5 * (s1 - s0) * (ends[0][1] + ends[1][1])
+    dt = np.diff(t)[:, None]
+    lin_int = 0.5 * dt * (nu_hull[:-1] + nu_hull[1:])
+    sq = np.abs(nu_hull) * nu_hull
+    quad_int = 0.5 * dt * (sq[:-1] + sq[1:])
+
+    # windows of `window` intervals -> one 6-row equation each
+    n_win = n_int // window
+    cut = n_win * window
+
+    def windows(x):
+        return x[:cut].reshape(n_win, window, *x.shape[1:]).sum(axis=1)
+
+    L, FF, FR = windows(lhs), windows(thrust_F), windows(thrust_R)
+    Vl, Vq = windows(lin_int), windows(quad_int)
+    columns, names = [], []
     for i in axes:
-        vi = v_smooth[edge:-edge, i]
-        A = np.column_stack([vi, np.abs(vi) * vi])
-        b = y[edge:-edge, i]
-        fit = lsq_linear(A, b, bounds=(0.0, np.inf))
-        dof = max(1, len(b) - 2)
-        sigma2 = float(np.sum((A @ fit.x - b) ** 2) / dof)
-        cov = sigma2 * np.linalg.pinv(A.T @ A)
-        se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-        f, a = FORCES[i], AXES[i]
-        result[f"{f}_{a}"] = (-float(fit.x[0]), float(se[0]))
-        result[f"{f}_{a}{a}"] = (-float(fit.x[1]), float(se[1]))
+        g = G[hull][:, i]  # base force of a unit hull force on axis i
+        columns.append(-Vl[:, i, None] * g)
+        columns.append(-Vq[:, i, None] * g)
+        names += [f"{FORCES[i]}_{AXES[i]}", f"{FORCES[i]}_{AXES[i]}{AXES[i]}"]
+    target = L.copy()
+    if thrust:
+        columns += [FF, FR]
+        names += list(THRUST_NAMES)
+    else:
+        target -= FF + FR
+    A = np.stack([c.reshape(-1) for c in columns], axis=1)  # rows: window x base dof
+    b = target.reshape(-1)
+    dof_of_row = np.tile(np.arange(6), n_win)
+    used = np.any(A != 0.0, axis=1)
+    A, b, dof_of_row = A[used], b[used], dof_of_row[used]
+    first = lsq_linear(A, b, bounds=(0.0, np.inf))
+    r = A @ first.x - b
+    sigma = np.array(
+        [np.sqrt(np.mean(r[dof_of_row == d] ** 2)) if np.any(dof_of_row == d) else 1.0 for d in range(6)]
+    )
+    w = 1.0 / np.maximum(sigma[dof_of_row], 1e-12 * max(1.0, float(np.abs(b).max())))
+    Aw, bw = A * w[:, None], b * w
+    fit = lsq_linear(Aw, bw, bounds=(0.0, np.inf))
+    m, p = Aw.shape
+    s2 = float(np.sum((Aw @ fit.x - bw) ** 2) / max(1, m - p))
+    se = np.sqrt(np.clip(np.diag(s2 * np.linalg.pinv(Aw.T @ Aw)), 0.0, None))
+    result = {}
+    for name, value, err in zip(names, fit.x, se, strict=True):
+        sign = 1.0 if name in THRUST_NAMES else -1.0
+        result[name] = (sign * float(value), float(err))
     return result
 
 
+def _scaled_thruster_spec(system: System, fitted: dict) -> tuple[tuple[str, object], ...]:
+    """The first vehicle's ``thruster_model`` with the fitted full-command thrusts."""
+    from ..actuators.thruster import thruster_model
+
+    spec = dict(system.vehicles[0].thruster_model)
+    kind = thruster_model(spec)
+    spec["thrust_forward"] = round(kind.thrust_forward * fitted[THRUST_NAMES[0]][0], 4)
+    spec["thrust_reverse"] = round(kind.thrust_reverse * fitted[THRUST_NAMES[1]][0], 4)
+    return tuple(spec.items())
+
+
+def apply_identified(system: System, fitted: dict) -> System:
+    """The system with the fitted damping in its hull and, if fitted, the scaled thrusts in its
+    first vehicle's thruster model (``model.export.save_yaml`` writes it as a description)."""
+    model = system.model
+    hull = hull_body(model)
+    b = model.bodies[hull]
+    lin, quad = b.hydro.linear_damping.copy(), b.hydro.quadratic_damping.copy()
+    for i, (f, a) in enumerate(zip(FORCES, AXES, strict=True)):
+        if f"{f}_{a}" in fitted:
+            lin[i, i] = -fitted[f"{f}_{a}"][0]
+        if f"{f}_{a}{a}" in fitted:
+            quad[i] = -fitted[f"{f}_{a}{a}"][0]
+    bodies = list(model.bodies)
+    bodies[hull] = replace(b, hydro=replace(b.hydro, linear_damping=lin, quadratic_damping=quad))
+    vehicles = list(system.vehicles)
+    if THRUST_NAMES[0] in fitted and vehicles:
+        vehicles[0] = replace(vehicles[0], thruster_model=_scaled_thruster_spec(system, fitted))
+    return replace(system, model=Model(bodies, name=model.name), vehicles=tuple(vehicles))
+
+
 def overlay_yaml(system: System, fitted: dict) -> str:
-    """A YAML ``hydrodynamics`` overlay for the root link with the fitted damping (the other
-    hydrodynamic terms as in the description)."""
+    """A YAML overlay for the vehicle: the hull's ``hydrodynamics`` block with the fitted
+    damping (the other terms as described) and, if thrust scales were fitted, a
+    ``thruster_model`` with the scaled full-command thrusts. Its keys are those of a
+    ``vehicles[]`` entry (or of ``load(urdf, overlay=...)``'s file for the hydrodynamics)."""
     import yaml
 
     from ..model.export import _hydro
 
-    root = system.model.bodies[0]
-    block = _hydro(root.hydro)
+    model = system.model
+    hull = model.bodies[hull_body(model)]
+    block = _hydro(hull.hydro)
     lin = {
-        f"{f}_{a}": -float(root.hydro.linear_damping[k, k])
+        f"{f}_{a}": -float(hull.hydro.linear_damping[k, k])
         for k, (f, a) in enumerate(zip(FORCES, AXES, strict=True))
     }
     quad = {
-        f"{f}_{a}{a}": -float(root.hydro.quadratic_damping[k])
+        f"{f}_{a}{a}": -float(hull.hydro.quadratic_damping[k])
         for k, (f, a) in enumerate(zip(FORCES, AXES, strict=True))
     }
     for name, (value, _) in fitted.items():
+        if name in THRUST_NAMES:
+            continue
         (quad if name[-1] == name[-2] else lin)[name] = value
     block["linear_damping"] = lin
     block["quadratic_damping"] = quad
-    return yaml.safe_dump({"hydrodynamics": {root.name: block}}, sort_keys=False)
+    out: dict = {"hydrodynamics": {hull.name: block}}
+    if THRUST_NAMES[0] in fitted and system.vehicles:
+        spec = _scaled_thruster_spec(system, fitted)
+        out["thruster_model"] = {k: (float(v) if k != "preset" else str(v)) for k, v in spec}
+    return yaml.safe_dump(out, sort_keys=False)
