@@ -17,7 +17,11 @@ import sys
 import time
 
 import rclpy
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Imu
+from tf2_msgs.msg import TFMessage
 
 
 def cpu_seconds(pid: int) -> float:
@@ -26,15 +30,29 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure(rtf: float, seconds: float, node) -> tuple[float, float]:
+LISTENED = {"/odom": Odometry, "/imu": Imu, "/tf": TFMessage, "/mavros/local_position/pose": PoseStamped}
+
+
+def measure(
+    rtf: float, seconds: float, node, physics_rate: float = 500.0, extra=(), listen: bool = False
+) -> tuple[float, float]:
+    """(achieved real-time factor, CPU % of one core) of a node process; with ``listen`` this
+    process also subscribes to odometry, IMU, TF and the MAVROS pose (a user's controller and
+    RViz), so those messages are built and sent."""
     cmd = [
         sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", "use_sim_time:=true",
-        "-p", f"real_time_factor:={rtf}", "-p", "physics_rate:=500.0", "-p", "publish_rate:=50.0",
+        "-p", f"real_time_factor:={rtf}", "-p", f"physics_rate:={physics_rate}", "-p", "publish_rate:=50.0",
+        *extra,
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     last = {}
     sub = node.create_subscription(
         Clock, "/clock", lambda m: last.__setitem__("t", m.clock.sec + m.clock.nanosec * 1e-9), 10
+    )
+    others = (
+        [node.create_subscription(T, name, lambda m: None, 10) for name, T in LISTENED.items()]
+        if listen
+        else []
     )
     try:
         end = time.monotonic() + 60
@@ -49,6 +67,8 @@ def measure(rtf: float, seconds: float, node) -> tuple[float, float]:
         t1, w1, c1 = last["t"], time.monotonic(), cpu_seconds(proc.pid)
     finally:
         node.destroy_subscription(sub)
+        for other in others:
+            node.destroy_subscription(other)
         proc.terminate()
         proc.wait(timeout=10)
     return (t1 - t0) / (w1 - w0), 100.0 * (c1 - c0) / (w1 - w0)

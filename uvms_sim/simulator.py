@@ -8,6 +8,9 @@ Per step: joint motors compute their efforts and the thrusters their shaft speed
 the step), then the integrator advances ``(q, v)`` with, at every stage, the forward dynamics
 (ABA; with rigid connections the Udwadia-Kalaba correction), thrust at the stage's advance
 speeds and contact forces at the stage's positions.
+
+A step without connections or contacts runs in the compiled kernels (``dynamics.fast``), which
+tests keep equal to the reference path to 1e-10; ``compiled=False`` forces the reference path.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from .actuators.joints import JointMotors
 from .actuators.thruster import thruster_model
 from .dynamics.constraints import RigidConstraint, constrained_aba, pose_error, project_velocity
 from .dynamics.contact import Contacts
+from .dynamics.fast import METHODS, FastDynamics
 from .dynamics.integrate import INTEGRATORS
 from .dynamics.kinematics import check_finite, placements
 from .hydro.environment import Environment
@@ -52,6 +56,7 @@ class Simulator:
     constraints: list[RigidConstraint] = field(default_factory=list)
     baumgarte: tuple[float, float] = (5.0, 5.0)  # (α, β) of the constraint stabilisation, 1/s
     system: System | None = None  # the description it was built from, if any
+    compiled: bool = True  # use the compiled kernels when the step allows it
 
     def __post_init__(self) -> None:
         if self.method not in INTEGRATORS:
@@ -60,6 +65,7 @@ class Simulator:
         self.state = State(self.model.neutral(), np.zeros(self.model.nv))
         self.tau = np.zeros(self.model.nv)
         self.f_ext = np.zeros((self.model.nbodies, 6))
+        self._fast: FastDynamics | None = None
 
     @classmethod
     def from_system(cls, system: System, method: str = "rk4") -> Simulator:
@@ -165,14 +171,73 @@ class Simulator:
             self.tau = self.joint_motors.apply(self.tau, s.q, s.v, dt)
         if self.thrusters is not None:
             self.thrusters.advance(dt)
-        q, v = INTEGRATORS[self.method](self.model, s.q, s.v, dt, self._accel, s.t)
+        fast = self.fast_dynamics()
+        if fast is not None:
+            q, v = fast.step(s.q, s.v, dt, self.method, self.tau, self.f_ext, None, s.t)
+            if self.thrusters is not None:
+                self.thrusters.thrust[:] = fast.thrust
+        else:
+            q, v = INTEGRATORS[self.method](self.model, s.q, s.v, dt, self._accel, s.t)
         self.state = State(q, v, s.t + dt)
         return self.state
 
-    def acceleration(self) -> Array:
-        """q̈ at the current state and inputs (also fills data.a with body accelerations)."""
+    def advance(self, dt: float, steps: int) -> State:
+        """``steps`` calls of ``step(dt)`` with the inputs held. Without joint motors, thruster
+        spin-up lag or a time-varying current they run in one compiled call (the same
+        arithmetic, so the same result); a non-finite state stops there with
+        ``NonFiniteStateError`` after the steps that were finite."""
+        fast = self.fast_dynamics()
+        lag = self.thrusters is not None and any(k.time_constant > 0.0 for k in self.thrusters.kinds)
+        if (
+            fast is None
+            or self.joint_motors is not None
+            or lag
+            or self.env.current_profile is not None
+            or steps < 2
+        ):
+            for _ in range(steps):
+                self.step(dt)
+            return self.state
+        if not dt > 0.0:
+            raise ValueError(f"dt must be > 0, got {dt}")
         s = self.state
-        return self._accel(s.q, s.v, s.t)
+        if self.thrusters is not None:
+            self.thrusters.advance(dt)
+        q, v, done = fast.step_many(s.q, s.v, dt, steps, self.method, self.tau, self.f_ext, None, s.t)
+        if self.thrusters is not None:
+            self.thrusters.thrust[:] = fast.thrust
+        self.state = State(q, v, s.t + done * dt)
+        if done < steps:
+            self.step(dt)  # raises NonFiniteStateError naming the quantity, state unchanged
+        return self.state
+
+    def fast_dynamics(self) -> FastDynamics | None:
+        """The compiled dynamics of this simulator, or None when a step needs the reference path
+        (``compiled=False``, rigid connections, contacts)."""
+        if not self.compiled or self.constraints or self.contacts is not None or self.method not in METHODS:
+            return None
+        fast = self._fast
+        if (
+            fast is None
+            or fast.env is not self.env
+            or fast.thrusters is not self.thrusters
+            or fast.model is not self.model
+        ):
+            fast = self._fast = FastDynamics(self.model, self.env, self.thrusters)
+        return fast
+
+    def acceleration(self) -> Array:
+        """q̈ at the current state and inputs; ``data`` then holds that state's forward pass
+        (and, without connections, the body accelerations in ``data.a``)."""
+        s = self.state
+        fast = self.fast_dynamics()
+        if fast is None:
+            return self._accel(s.q, s.v, s.t)
+        qdd = fast.aba(s.q, s.v, self.tau, self.f_ext, None, s.t)
+        fast.export(self.data)
+        if self.thrusters is not None:
+            self.thrusters.thrust[:] = fast.thrust
+        return qdd
 
 
 def pose_from_rpy(xyz: Array, rpy: Array) -> tuple[Array, Array]:

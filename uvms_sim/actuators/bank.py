@@ -47,6 +47,8 @@ class ThrusterBank:
         self.incidence = np.zeros((model.nbodies, len(thrusters)))  # body <- thruster
         self.incidence[self.body, np.arange(len(thrusters))] = 1.0
         self.unit_wrench = np.hstack([self.direction, self.moment_arm])  # n x 6
+        self._kinds_key: tuple | None = None
+        self._pwm_seen: Array | None = None
 
     def __len__(self) -> int:
         return len(self.thrusters)
@@ -70,6 +72,7 @@ class ThrusterBank:
             bad = {self.names[k]: float(arr[k]) for k in np.flatnonzero(clamped != arr)}
             self.throttle.warn("range", f"thruster PWM outside {PWM_MIN:.0f}-{PWM_MAX:.0f} us clamped: {bad}")
         self.pwm[:] = clamped
+        self._pwm_seen = None  # targets recomputed at the next advance
         return n
 
     def set_motor_pwm(self, outputs: dict[int, float] | Array, thrusters: list[int] | None = None) -> int:
@@ -90,15 +93,38 @@ class ThrusterBank:
                 pwm[k] = value
         return self.set_pwm(pwm)
 
+    def shaft_speed_targets(self) -> Array:
+        """Commanded shaft speeds (rev/s) of the current PWM: ``ThrusterModel.shaft_speed``
+        (seed 001 eq. 39) vectorised over the thrusters, recomputed only when the PWM or the
+        thruster models change."""
+        key = (id(self.kinds), len(self.kinds))  # a new list of models (not mutated in place)
+        if key != self._kinds_key:
+            k = self.kinds
+            self._kinds_key = key
+            self._n_max = np.array([x.n_max for x in k])
+            self._deadband = np.array([x.deadband for x in k])
+            self._exponent = np.array([x.exponent for x in k])
+            self._tau = np.array([x.time_constant for x in k])
+            self._lag = self._tau > 0.0
+            self._any_lag = bool(self._lag.any())
+            self._pwm_seen = None
+        if self._pwm_seen is None:
+            d = self.pwm - PWM_NEUTRAL
+            span = (PWM_MAX - PWM_NEUTRAL) - self._deadband
+            x = np.clip((np.abs(d) - self._deadband) / span, 0.0, 1.0)
+            self._target = np.sign(d) * self._n_max * x**self._exponent
+            self._pwm_seen = self.pwm
+        return self._target
+
     def advance(self, dt: float) -> None:
         """Move the shaft speeds towards their commands over dt (exact for the first-order lag
         with the command held)."""
-        for k, kind in enumerate(self.kinds):
-            target = float(kind.shaft_speed(self.pwm[k]))
-            if kind.time_constant > 0.0:
-                self.n[k] = target + (self.n[k] - target) * np.exp(-dt / kind.time_constant)
-            else:
-                self.n[k] = target
+        target = self.shaft_speed_targets()
+        if self._any_lag:
+            decay = np.exp(-dt / np.where(self._lag, self._tau, 1.0))
+            self.n[:] = np.where(self._lag, target + (self.n - target) * decay, target)
+        else:
+            self.n[:] = target
 
     def wrenches(self, data: Data) -> Array:
         """Per-body wrenches (nbodies x 6, body axes, about the body origin) at the velocities in

@@ -7,13 +7,21 @@ the one place those conversions live.
 from __future__ import annotations
 
 import numpy as np
-from transforms3d.quaternions import mat2quat, quat2mat
+from transforms3d.quaternions import mat2quat, qconjugate, qmult
 
 from ..spatial import Array
 
 # ENU <- NED: swap x/y, flip z.   FRD <- FLU: flip y and z (its own inverse).
 NED_TO_ENU = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])
 FLU_TO_FRD = np.diag([1.0, -1.0, -1.0])
+# the same rotations as quaternions: conversions are quaternion products (exact, no eigh)
+Q_NED_TO_ENU = mat2quat(NED_TO_ENU)
+Q_FLU_TO_FRD = mat2quat(FLU_TO_FRD)
+
+
+def canonical(q: Array) -> Array:
+    """``q`` or ``-q``, whichever has w >= 0 (the sign mat2quat returns)."""
+    return q if q[0] >= 0 else -q
 
 
 def position_ned_to_enu(p: Array) -> Array:
@@ -21,10 +29,10 @@ def position_ned_to_enu(p: Array) -> Array:
 
 
 def quat_ned_frd_to_enu_flu(q_wxyz: Array) -> Array:
-    """Attitude of base_link (FLU) in odom (ENU) from FRD-in-NED, both ``[w x y z]``."""
-    R = NED_TO_ENU @ quat2mat(q_wxyz) @ FLU_TO_FRD
-    q = mat2quat(R)
-    return q if q[0] >= 0 else -q
+    """Attitude of base_link (FLU) in odom (ENU) from FRD-in-NED, both ``[w x y z]``: the
+    rotation ``NED_TO_ENU · R · FLU_TO_FRD`` as the product ``q_ENU ⊗ q ⊗ q_FRD``."""
+    q = np.asarray(q_wxyz, dtype=float)
+    return canonical(qmult(Q_NED_TO_ENU, qmult(q / np.sqrt(q @ q), Q_FLU_TO_FRD)))
 
 
 def position_enu_to_ned(p: Array) -> Array:
@@ -34,8 +42,7 @@ def position_enu_to_ned(p: Array) -> Array:
 def quat_enu_flu_to_ned_frd(q_wxyz: Array) -> Array:
     """The inverse of ``quat_ned_frd_to_enu_flu``: FRD-in-NED from base_link (FLU) in ENU."""
     q = np.asarray(q_wxyz, dtype=float)
-    q = mat2quat(NED_TO_ENU.T @ quat2mat(q / np.linalg.norm(q)) @ FLU_TO_FRD)
-    return q if q[0] >= 0 else -q
+    return canonical(qmult(qconjugate(Q_NED_TO_ENU), qmult(q / np.sqrt(q @ q), Q_FLU_TO_FRD)))
 
 
 def body_frd_flu(x: Array) -> Array:

@@ -177,31 +177,44 @@ class MavrosShim:
         self.state_pub.publish(msg)
 
     def publish(self, stamp, odom: Odometry, imu: Imu) -> None:
-        out = RCOut()
-        out.header.stamp = stamp
-        out.channels = [int(self.outputs.get(k, 0)) for k in range(1, self.servo_count + 1)]
-        self.rc_out_pub.publish(out)
-        rc = RCIn()
-        rc.header.stamp = stamp
-        rc.rssi = 255
-        rc.channels = [int(c) for c in self.autopilot.rc]
-        self.rc_in_pub.publish(rc)
-        self.imu_pub.publish(imu)
-        pose = PoseStamped()
-        pose.header.stamp = stamp
-        pose.header.frame_id = "map"
-        pose.pose = odom.pose.pose
-        self.pose_pub.publish(pose)
-        local = Odometry()
-        local.header.stamp = stamp
-        local.header.frame_id = "map"
-        local.child_frame_id = "base_link"
-        local.pose, local.twist = odom.pose, odom.twist
-        self.odom_pub.publish(local)
+        """The telemetry topics; a message is built only for a topic with subscribers."""
         z = odom.pose.pose.position.z
         if self.start_depth is None:
             self.start_depth = z
-        self.alt_pub.publish(Float64(data=float(z - self.start_depth)))
+        if wanted(self.rc_out_pub):
+            out = RCOut()
+            out.header.stamp = stamp
+            out.channels = [int(self.outputs.get(k, 0)) for k in range(1, self.servo_count + 1)]
+            self.rc_out_pub.publish(out)
+        if wanted(self.rc_in_pub):
+            rc = RCIn()
+            rc.header.stamp = stamp
+            rc.rssi = 255
+            rc.channels = [int(c) for c in self.autopilot.rc]
+            self.rc_in_pub.publish(rc)
+        if wanted(self.imu_pub):
+            self.imu_pub.publish(imu)
+        if wanted(self.pose_pub):
+            pose = PoseStamped()
+            pose.header.stamp = stamp
+            pose.header.frame_id = "map"
+            pose.pose = odom.pose.pose
+            self.pose_pub.publish(pose)
+        if wanted(self.odom_pub):
+            local = Odometry()
+            local.header.stamp = stamp
+            local.header.frame_id = "map"
+            local.child_frame_id = "base_link"
+            local.pose, local.twist = odom.pose, odom.twist
+            self.odom_pub.publish(local)
+        if wanted(self.alt_pub):
+            self.alt_pub.publish(Float64(data=float(z - self.start_depth)))
 
 
-__all__ = ["MavrosShim", "infer_frame", "messages"]
+def wanted(publisher) -> bool:
+    """Whether a topic has subscribers (a recorder counts): messages nobody reads are not
+    built, which matters when the simulator runs many times faster than real time."""
+    return publisher.get_subscription_count() > 0
+
+
+__all__ = ["MavrosShim", "infer_frame", "messages", "wanted"]

@@ -14,7 +14,7 @@ import numpy as np
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
-from transforms3d.quaternions import mat2quat
+from transforms3d.quaternions import axangle2quat, mat2quat, qmult
 
 from ..model.system import System
 from ..spatial import Array
@@ -63,16 +63,40 @@ def _vec_msg(target, v: Array) -> None:
     target.x, target.y, target.z = map(float, v)
 
 
-def transform(stamp, parent: str, child: str, R: Array, p: Array) -> TransformStamped:
-    """``child`` pose in ``parent``: rotation parent_R_child and origin in parent axes."""
+def transform(
+    stamp, parent: str, child: str, R: Array | None, p: Array, quat: Array | None = None
+) -> TransformStamped:
+    """``child`` pose in ``parent``: rotation parent_R_child (or its quaternion ``quat``,
+    ``[w x y z]``) and origin in parent axes."""
     t = TransformStamped()
     t.header.stamp = stamp
     t.header.frame_id = parent
     t.child_frame_id = child
     _vec_msg(t.transform.translation, p)
-    q = mat2quat(R)
+    q = mat2quat(R) if quat is None else np.asarray(quat, dtype=float)
     _quat_msg(t.transform.rotation, q if q[0] >= 0 else -q)
     return t
+
+
+def tree_quaternions(model) -> list[Array]:
+    """Per body, the quaternion of its joint frame in its parent (``E_Tᵀ``), computed once."""
+    return [mat2quat(np.asarray(model.tree[i][0]).T) for i in range(model.nbodies)]
+
+
+def joint_quaternion(model, i: int, q: Array, tree_quat: Array) -> Array:
+    """Quaternion of body i's rotation in its parent (``E_iᵀ = E_Tᵀ E_Jᵀ``) for configuration
+    q: the tree quaternion times the joint's (``axangle2quat`` for a revolute joint, the ball's
+    own quaternion, identity otherwise)."""
+    joint = model.joints[i]
+    if joint.type in ("revolute", "continuous"):
+        return qmult(tree_quat, axangle2quat(joint.axis, q[model.idx_q[i]], is_normalized=True))
+    if joint.type == "spherical":
+        s = model.idx_q[i]
+        return qmult(tree_quat, q[s : s + 4] / np.linalg.norm(q[s : s + 4]))
+    if joint.type == "free":
+        s = model.idx_q[i]
+        return qmult(tree_quat, q[s + 3 : s + 7] / np.linalg.norm(q[s + 3 : s + 7]))
+    return tree_quat
 
 
 def odometry(stamp, frame_id: str, child: str, q: Array, v: Array) -> Odometry:

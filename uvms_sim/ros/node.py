@@ -57,6 +57,7 @@ from nav_msgs.msg import Odometry
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.time import Time as RclpyTime
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import FluidPressure, Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray, UInt16MultiArray
@@ -71,7 +72,7 @@ from ..model.configs import resolve
 from ..sensors import absolute_pressure, current_accelerations, specific_force
 from ..simulator import Simulator
 from . import frames, messages
-from .mavros_shim import MavrosShim, infer_frame
+from .mavros_shim import MavrosShim, infer_frame, wanted
 
 PARAMETERS = {
     "description": "bluerov2",
@@ -197,26 +198,36 @@ class VehicleIO:
             node.get_logger().warning(f"no {self.ns}cmd_wrench for {timeout} s: wrench to zero")
 
     def publish(self, stamp, acc) -> None:
+        """Odometry, IMU, pressure, depth and thrust (and the MAVROS topics); a message is built
+        only for a topic with subscribers (``mavros_shim.wanted``)."""
         node = self.node
         sim, data = node.sim, node.sim.data
         root = self.frames.root
         s = sim.model.q_slice(root)
         q, v = sim.state.q[s], data.v[root]
-        odom = messages.odometry(stamp, node.frame_id, self.frames.flu, q, v)
-        self.odom.publish(odom)
-        f = specific_force(data, acc, root, sim.env.gravity)
-        imu = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f)
-        self.imu.publish(imu)
-        if self.shim is not None:
+        shim = self.shim is not None
+        odom = imu = None
+        if shim or wanted(self.odom):
+            odom = messages.odometry(stamp, node.frame_id, self.frames.flu, q, v)
+            if wanted(self.odom):
+                self.odom.publish(odom)
+        if shim or wanted(self.imu):
+            f = specific_force(data, acc, root, sim.env.gravity)
+            imu = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f)
+            if wanted(self.imu):
+                self.imu.publish(imu)
+        if shim:
             self.shim.publish(stamp, odom, imu)
         depth = float(data.p_world[root][2])
-        pressure = FluidPressure()
-        pressure.header.stamp = stamp
-        pressure.header.frame_id = self.frames.flu
-        pressure.fluid_pressure = absolute_pressure(depth, sim.env.density, sim.env.gravity)
-        self.pressure.publish(pressure)
-        self.depth.publish(Float64(data=depth))
-        if self.thrusters:
+        if wanted(self.pressure):
+            pressure = FluidPressure()
+            pressure.header.stamp = stamp
+            pressure.header.frame_id = self.frames.flu
+            pressure.fluid_pressure = absolute_pressure(depth, sim.env.density, sim.env.gravity)
+            self.pressure.publish(pressure)
+        if wanted(self.depth):
+            self.depth.publish(Float64(data=depth))
+        if self.thrusters and wanted(self.thrust):
             self.thrust.publish(
                 Float64MultiArray(data=[float(x) for x in sim.thrusters.thrust[self.thrusters]])
             )
@@ -255,12 +266,15 @@ class SimulatorNode(Node):
             self.sitl = SitlJsonBackend(self.sim, bind=get("sitl_bind"), port=int(get("sitl_port")))
             self.sitl.max_step = self.dt
         self.tf_names, vehicle_frames = messages.tf_names(self.system, get("frame_prefix"))
+        self.tree_quats = messages.tree_quaternions(model)
         many = len(vehicle_frames) > 1
         self.vehicles = [VehicleIO(self, vf, f"{vf.name}/" if many else "") for vf in vehicle_frames]
         self.tf_pub = self.create_publisher(TFMessage, "/tf", 10)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.tf_static_pub = self.create_publisher(TFMessage, "/tf_static", latched)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.sim_time else None
+        if self.sim_time:
+            self._own_clock()
         self.joint_pub = self.create_publisher(JointState, "joint_states", 10)
         self.create_subscription(JointState, "joint_commands", self.on_joint_commands, 10)
         self.wrench_pubs = {}
@@ -293,6 +307,16 @@ class SimulatorNode(Node):
         if now - self._warned.get(key, -math.inf) >= 1.0:
             self._warned[key] = now
             self.get_logger().warning(message)
+
+    def _own_clock(self) -> None:
+        """This node is the source of /clock: its own ROS clock is set where /clock is published
+        instead of through rclpy's /clock subscription, whose callback would otherwise run in
+        the executor thread for every /clock message (thousands a second when running faster
+        than real time) and take the GIL from the physics thread."""
+        source = getattr(self, "_time_source", None)
+        if source is not None and getattr(source, "_clock_sub", None) is not None:
+            self.destroy_subscription(source._clock_sub)
+            source._clock_sub = None
 
     def stamp(self) -> Time:
         if self.sim_time:
@@ -402,15 +426,20 @@ class SimulatorNode(Node):
                 time.sleep(0)  # let the executor thread take the GIL
 
     def tick(self) -> None:
+        """One publish period: the physics steps, grouped between events (autopilot update,
+        /clock) so that steps with the inputs held run in one compiled call
+        (``Simulator.advance``), then the state is published. Timeouts are checked at every
+        event (at least every 1/autopilot_rate or 1/clock_rate of simulated time)."""
+        spa, spc, spp = self.steps_per_autopilot, self.steps_per_clock, self.steps_per_publish
         with self.lock:
-            for k in range(self.steps_per_publish):
+            k = 0
+            while k < spp:
                 t = self.sim.state.t
-                autopilot = self.step_count % self.steps_per_autopilot == 0
-                self.step_count += 1
+                autopilot = self.step_count % spa == 0
                 for io in self.vehicles:
                     io.failsafe(t, self.timeout)
                     if io.shim is not None and autopilot:
-                        io.shim.update(self.dt * self.steps_per_autopilot)
+                        io.shim.update(self.dt * spa)
                 if (
                     self.motors is not None
                     and t - self.last_joints > self.timeout > 0
@@ -421,8 +450,11 @@ class SimulatorNode(Node):
                     self.get_logger().warning(
                         f"no joint_commands for {self.timeout} s: joints to zero effort"
                     )
-                self.sim.step(self.dt)
-                if self.clock_pub is not None and (k + 1) % self.steps_per_clock == 0:
+                n = min(spp - k, spa - self.step_count % spa, spc - k % spc)
+                self.sim.advance(self.dt, n)
+                self.step_count += n
+                k += n
+                if self.clock_pub is not None and k % spc == 0:
                     try:
                         self.publish_clock()
                     except Exception:  # the context is shutting down under us
@@ -444,7 +476,9 @@ class SimulatorNode(Node):
         return self.sim.state.t / max(1e-9, time.monotonic() - self.wall_start)
 
     def publish_clock(self) -> None:
-        self.clock_pub.publish(Clock(clock=self.stamp()))
+        stamp = self.stamp()
+        self.clock_pub.publish(Clock(clock=stamp))
+        self.get_clock().set_ros_time_override(RclpyTime.from_msg(stamp))
 
     def publish_static(self) -> None:
         """odom -> odom_ned, base_link -> base_link_frd, and the fixed joints."""
@@ -474,22 +508,19 @@ class SimulatorNode(Node):
         qdd, acc = current_accelerations(sim)
         data = sim.data
         tfs = []
+        q = sim.state.q
         for io in self.vehicles:
             root = io.frames.root
-            R = frames.NED_TO_ENU @ data.R_world[root] @ frames.FLU_TO_FRD
-            tfs.append(
-                messages.transform(
-                    stamp, self.frame_id, io.frames.flu, R, frames.NED_TO_ENU @ data.p_world[root]
-                )
-            )
+            quat = messages.joint_quaternion(model, root, q, self.tree_quats[root])
+            quat = frames.quat_ned_frd_to_enu_flu(quat)
+            p = frames.NED_TO_ENU @ data.p_world[root]
+            tfs.append(messages.transform(stamp, self.frame_id, io.frames.flu, None, p, quat))
             io.publish(stamp, acc)
         for i, j in enumerate(model.joints):
             if model.parents[i] >= 0 and j.type != "fixed":
-                tfs.append(
-                    messages.transform(
-                        stamp, self.tf_names[model.parents[i]], self.tf_names[i], data.E[i].T, data.r[i]
-                    )
-                )
+                quat = messages.joint_quaternion(model, i, q, self.tree_quats[i])
+                parent = self.tf_names[model.parents[i]]
+                tfs.append(messages.transform(stamp, parent, self.tf_names[i], None, data.r[i], quat))
         self.tf_pub.publish(TFMessage(transforms=tfs))
         if self.motors is not None:
             q, v = sim.state.q[self.motors.iq], sim.state.v[self.motors.iv]

@@ -1,0 +1,866 @@
+"""Compiled (numba) kernels of the hydrodynamic articulated-body algorithm and the integrators.
+
+The same algorithms as the reference modules, term for term, over the flat tables of
+``dynamics.flat``:
+
+- placements and velocities (seed 000 eqs. A1-A5, 9), the hydrodynamic bias of
+  ``hydro.forces.body_bias`` (eqs. 4-10, with the per-link cylinder drag of ``hydro.drag``) and
+  the thrust of ``actuators.bank.ThrusterBank.wrenches`` (seed 001 eq. 12) at each stage's
+  advance speed;
+- the ABA of ``dynamics.aba`` (seed 000 appendix A.3) with the added mass inside the
+  articulated inertia;
+- the Runge-Kutta-Munthe-Kaas and semi-implicit Euler steps of ``dynamics.integrate``.
+
+Formulation: spatial transforms are used through their structure, never as 6x6 matrices -
+``X m = [E(m_v - r x m_ω); E m_ω]``, ``Xᵀ f = [Eᵀf; Eᵀn + r x Eᵀf]`` (seed 000 eqs. A5, A8),
+and the articulated-inertia update ``Xᵀ I X = T(r)ᵀ diag(E,E)ᵀ I diag(E,E) T(r)`` with
+``T(r) = [[1, -r~], [0, 1]]``: three 3x3 congruences and skew products instead of two 6x6
+products. Revolute and prismatic joints (S one axis column) take rank-one updates. Every
+quantity is a scalar read from a flat table (no array views, no allocation in the loops).
+Quaternion formulas are written out because compiled code cannot call transforms3d; the tests
+hold every result equal to the reference implementation (to 1e-10) on the shipped models.
+
+Compiled once per machine into numba's cache (``__pycache__`` or ``NUMBA_CACHE_DIR``);
+``make setup`` does it (``python -m uvms_sim.dynamics.compiled``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .flat import (
+    AXIS,
+    COB,
+    COM,
+    DAX,
+    DK,
+    DL,
+    DQ,
+    DS,
+    DST,
+    ET,
+    FREE,
+    HAS_DRAG,
+    HAS_MA,
+    IH,
+    IQ,
+    IRB,
+    IV,
+    JNV,
+    JTYPE,
+    MA,
+    MASS,
+    NS,
+    NW,
+    PARENT,
+    PRISMATIC,
+    REVOLUTE,
+    RT,
+    RV,
+    SPHERICAL,
+    TARM,
+    TDIR,
+    TMAX,
+    TMIN,
+    TNF,
+    TNR,
+    TNU,
+    TPOS,
+    WA,
+    WBIAS,
+    WC,
+    WDI,
+    WE,
+    WIA,
+    WPA,
+    WPW,
+    WR,
+    WRW,
+    WU,
+    WUU,
+    WV,
+    WVR,
+)
+
+JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+
+# scratch row offsets
+S_EJ, S_Q, S_VJ, S_H, S_HV, S_T, S_IA, S_PA, S_AP, S_RHS = 0, 9, 18, 24, 30, 36, 42, 78, 84, 90
+S_UD, S_J, S_TT, S_K, S_L, S_CL, S_CLI, S_R, S_GB, S_VC, S_AC = (
+    96,
+    132,
+    168,
+    177,
+    186,
+    204,
+    240,
+    276,
+    285,
+    288,
+    291,
+)
+
+
+# -- rotations (row-major 3x3 at out[o:o+9]) -----------------------------------------------------
+@njit(**JIT)
+def _quat2mat(w, x, y, z, out, o):
+    """Rotation matrix of a (not necessarily unit) quaternion, as transforms3d.quat2mat."""
+    n = w * w + x * x + y * y + z * z
+    if n < 2.220446049250313e-16:
+        for k in range(9):
+            out[o + k] = 1.0 if k % 4 == 0 else 0.0
+        return
+    s = 2.0 / n
+    X, Y, Z = x * s, y * s, z * s
+    wX, wY, wZ = w * X, w * Y, w * Z
+    xX, xY, xZ = x * X, x * Y, x * Z
+    yY, yZ, zZ = y * Y, y * Z, z * Z
+    out[o + 0] = 1.0 - (yY + zZ)
+    out[o + 1] = xY - wZ
+    out[o + 2] = xZ + wY
+    out[o + 3] = xY + wZ
+    out[o + 4] = 1.0 - (xX + zZ)
+    out[o + 5] = yZ - wX
+    out[o + 6] = xZ - wY
+    out[o + 7] = yZ + wX
+    out[o + 8] = 1.0 - (xX + yY)
+
+
+@njit(**JIT)
+def _axangle_T(x, y, z, angle, out, o):
+    """Transpose of the rotation by ``angle`` about the unit axis (transforms3d.axangle2mat)."""
+    c, s = math.cos(angle), math.sin(angle)
+    C = 1.0 - c
+    xs, ys, zs = x * s, y * s, z * s
+    xC, yC, zC = x * C, y * C, z * C
+    xyC, yzC, zxC = x * yC, y * zC, z * xC
+    out[o + 0] = x * xC + c
+    out[o + 3] = xyC - zs
+    out[o + 6] = zxC + ys
+    out[o + 1] = xyC + zs
+    out[o + 4] = y * yC + c
+    out[o + 7] = yzC - xs
+    out[o + 2] = zxC - ys
+    out[o + 5] = yzC + xs
+    out[o + 8] = z * zC + c
+
+
+@njit(**JIT)
+def _quat_exp(t0, t1, t2):
+    """``exp(θ/2)`` as a quaternion (transforms3d.axangle2quat of θ/|θ|, |θ|)."""
+    angle = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+    if angle < 1e-300:
+        return 1.0, 0.0, 0.0, 0.0
+    s = math.sin(0.5 * angle) / angle
+    return math.cos(0.5 * angle), t0 * s, t1 * s, t2 * s
+
+
+@njit(**JIT)
+def _qmult(w1, x1, y1, z1, w2, x2, y2, z2):
+    return (
+        w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+        w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+        w1 * y2 + y1 * w2 + z1 * x2 - x1 * z2,
+        w1 * z2 + z1 * w2 + x1 * y2 - y1 * x2,
+    )
+
+
+@njit(**JIT)
+def _dexp_inv(t0, t1, t2, w0, w1, w2, out, o):
+    """Inverse right Jacobian of SO(3) times w into out[o:o+3] (integrate.dexp_inv)."""
+    angle = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+    if angle < 1e-4:
+        coef = 1.0 / 12.0 + angle * angle / 720.0
+    else:
+        coef = 1.0 / (angle * angle) - (1.0 + math.cos(angle)) / (2.0 * angle * math.sin(angle))
+    k0 = t1 * w2 - t2 * w1
+    k1 = t2 * w0 - t0 * w2
+    k2 = t0 * w1 - t1 * w0
+    out[o] = w0 + 0.5 * k0 + coef * (t1 * k2 - t2 * k1)
+    out[o + 1] = w1 + 0.5 * k1 + coef * (t2 * k0 - t0 * k2)
+    out[o + 2] = w2 + 0.5 * k2 + coef * (t0 * k1 - t1 * k0)
+
+
+# -- spatial transforms of body i (E at WB[i, WE:], r at WB[i, WR:]) ----------------------------
+@njit(**JIT)
+def _xmotion(WB, i, src, so, dst, do):
+    """dst[do:do+6] = X_i src[so:so+6] = [E(m_v - r x m_ω); E m_ω] (src, dst 1-D rows)."""
+    r0, r1, r2 = WB[i, WR], WB[i, WR + 1], WB[i, WR + 2]
+    m3, m4, m5 = src[so + 3], src[so + 4], src[so + 5]
+    d0 = src[so] - (r1 * m5 - r2 * m4)
+    d1 = src[so + 1] - (r2 * m3 - r0 * m5)
+    d2 = src[so + 2] - (r0 * m4 - r1 * m3)
+    for a in range(3):
+        e0, e1, e2 = WB[i, WE + 3 * a], WB[i, WE + 3 * a + 1], WB[i, WE + 3 * a + 2]
+        dst[do + a] = e0 * d0 + e1 * d1 + e2 * d2
+        dst[do + 3 + a] = e0 * m3 + e1 * m4 + e2 * m5
+
+
+@njit(**JIT)
+def _xforce_add(WB, i, src, so, dst, do):
+    """dst[do:do+6] += X_iᵀ src[so:so+6] = [Eᵀf; Eᵀn + r x Eᵀf] (seed 000 eq. A8)."""
+    f0, f1, f2 = src[so], src[so + 1], src[so + 2]
+    n0, n1, n2 = src[so + 3], src[so + 4], src[so + 5]
+    g0 = WB[i, WE] * f0 + WB[i, WE + 3] * f1 + WB[i, WE + 6] * f2
+    g1 = WB[i, WE + 1] * f0 + WB[i, WE + 4] * f1 + WB[i, WE + 7] * f2
+    g2 = WB[i, WE + 2] * f0 + WB[i, WE + 5] * f1 + WB[i, WE + 8] * f2
+    r0, r1, r2 = WB[i, WR], WB[i, WR + 1], WB[i, WR + 2]
+    dst[do] += g0
+    dst[do + 1] += g1
+    dst[do + 2] += g2
+    dst[do + 3] += WB[i, WE] * n0 + WB[i, WE + 3] * n1 + WB[i, WE + 6] * n2 + r1 * g2 - r2 * g1
+    dst[do + 4] += WB[i, WE + 1] * n0 + WB[i, WE + 4] * n1 + WB[i, WE + 7] * n2 + r2 * g0 - r0 * g2
+    dst[do + 5] += WB[i, WE + 2] * n0 + WB[i, WE + 5] * n1 + WB[i, WE + 8] * n2 + r0 * g1 - r1 * g0
+
+
+@njit(**JIT)
+def _add_congruence(WB, i, Ia, io, dst, do, S):
+    """dst[do:do+36] += X_iᵀ Ia X_i for a symmetric 6x6 Ia at Ia[io:io+36] (row-major), with
+    X = diag(E, E) T(r): J = diag(E,E)ᵀ Ia diag(E,E) by 3x3 congruences of the blocks
+    A, B, C; then top-left A', top-right K = B' - A' r~, bottom-right C' + r~K + (r~B')ᵀ."""
+    # 3x3 blocks of J at S[S_J]: row-major 6x6
+    for blk in range(3):
+        ro = 0 if blk < 2 else 3
+        co = 0 if blk == 0 else 3
+        for a in range(3):
+            base = io + 6 * (ro + a) + co
+            x0, x1, x2 = Ia[base], Ia[base + 1], Ia[base + 2]
+            for b in range(3):
+                S[S_TT + 3 * a + b] = x0 * WB[i, WE + b] + x1 * WB[i, WE + 3 + b] + x2 * WB[i, WE + 6 + b]
+        for a in range(3):
+            for b in range(3):
+                S[S_J + 6 * (ro + a) + co + b] = (
+                    WB[i, WE + a] * S[S_TT + b]
+                    + WB[i, WE + 3 + a] * S[S_TT + 3 + b]
+                    + WB[i, WE + 6 + a] * S[S_TT + 6 + b]
+                )
+    r0, r1, r2 = WB[i, WR], WB[i, WR + 1], WB[i, WR + 2]
+    for a in range(3):
+        A0, A1, A2 = S[S_J + 6 * a], S[S_J + 6 * a + 1], S[S_J + 6 * a + 2]
+        S[S_K + 3 * a] = S[S_J + 6 * a + 3] - (A1 * r2 - A2 * r1)
+        S[S_K + 3 * a + 1] = S[S_J + 6 * a + 4] - (A2 * r0 - A0 * r2)
+        S[S_K + 3 * a + 2] = S[S_J + 6 * a + 5] - (A0 * r1 - A1 * r0)
+    for b in range(3):
+        k0, k1, k2 = S[S_K + b], S[S_K + 3 + b], S[S_K + 6 + b]
+        S[S_L + b] = r1 * k2 - r2 * k1  # (r~K)[0, b]
+        S[S_L + 3 + b] = r2 * k0 - r0 * k2
+        S[S_L + 6 + b] = r0 * k1 - r1 * k0
+        c0, c1, c2 = S[S_J + 3 + b], S[S_J + 9 + b], S[S_J + 15 + b]  # column b of B'
+        S[S_L + 9 + b] = r1 * c2 - r2 * c1  # (r~B')[0, b]
+        S[S_L + 12 + b] = r2 * c0 - r0 * c2
+        S[S_L + 15 + b] = r0 * c1 - r1 * c0
+    for a in range(3):
+        for b in range(3):
+            k = S[S_K + 3 * a + b]
+            dst[do + 6 * a + b] += S[S_J + 6 * a + b]
+            dst[do + 6 * a + 3 + b] += k
+            dst[do + 6 * (3 + b) + a] += k
+            dst[do + 6 * (3 + a) + 3 + b] += (
+                S[S_J + 6 * (3 + a) + 3 + b] + S[S_L + 3 * a + b] + S[S_L + 9 + 3 * b + a]
+            )
+
+
+# -- forward pass --------------------------------------------------------------------------------
+@njit(**JIT)
+def placements(BF, BI, WB, S, q):
+    """E_i, r_i (parent -> body) and world poses (kinematics.placements)."""
+    for i in range(BI.shape[0]):
+        jt = BI[i, JTYPE]
+        k = BI[i, IQ]
+        rJ0 = rJ1 = rJ2 = 0.0
+        if jt == REVOLUTE:
+            _axangle_T(BF[i, AXIS], BF[i, AXIS + 1], BF[i, AXIS + 2], q[k], S, S_EJ)
+        elif jt in (FREE, SPHERICAL):
+            o = k + 3 if jt == FREE else k
+            _quat2mat(q[o], q[o + 1], q[o + 2], q[o + 3], S, S_Q)
+            for a in range(3):
+                for b in range(3):
+                    S[S_EJ + 3 * a + b] = S[S_Q + 3 * b + a]
+            if jt == FREE:
+                rJ0, rJ1, rJ2 = q[k], q[k + 1], q[k + 2]
+        else:
+            for a in range(9):
+                S[S_EJ + a] = 1.0 if a % 4 == 0 else 0.0
+            if jt == PRISMATIC:
+                rJ0, rJ1, rJ2 = BF[i, AXIS] * q[k], BF[i, AXIS + 1] * q[k], BF[i, AXIS + 2] * q[k]
+        for a in range(3):
+            x0, x1, x2 = S[S_EJ + 3 * a], S[S_EJ + 3 * a + 1], S[S_EJ + 3 * a + 2]
+            for b in range(3):
+                WB[i, WE + 3 * a + b] = x0 * BF[i, ET + b] + x1 * BF[i, ET + 3 + b] + x2 * BF[i, ET + 6 + b]
+            WB[i, WR + a] = (
+                BF[i, RT + a] + BF[i, ET + a] * rJ0 + BF[i, ET + 3 + a] * rJ1 + BF[i, ET + 6 + a] * rJ2
+            )
+        lam = BI[i, PARENT]
+        if lam < 0:
+            for a in range(3):
+                for b in range(3):
+                    WB[i, WRW + 3 * a + b] = WB[i, WE + 3 * b + a]
+                WB[i, WPW + a] = WB[i, WR + a]
+        else:
+            for a in range(3):
+                l0, l1, l2 = WB[lam, WRW + 3 * a], WB[lam, WRW + 3 * a + 1], WB[lam, WRW + 3 * a + 2]
+                for b in range(3):
+                    WB[i, WRW + 3 * a + b] = (
+                        l0 * WB[i, WE + 3 * b] + l1 * WB[i, WE + 3 * b + 1] + l2 * WB[i, WE + 3 * b + 2]
+                    )
+                WB[i, WPW + a] = WB[lam, WPW + a] + l0 * WB[i, WR] + l1 * WB[i, WR + 1] + l2 * WB[i, WR + 2]
+
+
+@njit(**JIT)
+def _body_bias(BF, BI, WB, S, i, fluid):
+    """Hydrodynamic bias p_i into WB[i, WBIAS:] and ν_r into WB[i, WVR:]
+    (hydro.forces.body_bias); fluid = [current, its acceleration, gravity] (world NED)."""
+    row = WB[i]
+    for a in range(3):
+        R0, R1, R2 = row[WRW + a], row[WRW + 3 + a], row[WRW + 6 + a]  # column a of R: (Rᵀx)_a
+        S[S_GB + a] = R0 * fluid[2, 0] + R1 * fluid[2, 1] + R2 * fluid[2, 2]
+        S[S_VC + a] = R0 * fluid[0, 0] + R1 * fluid[0, 1] + R2 * fluid[0, 2]
+        S[S_AC + a] = R0 * fluid[1, 0] + R1 * fluid[1, 1] + R2 * fluid[1, 2]
+    for a in range(6):
+        row[WVR + a] = row[WV + a]
+    for a in range(3):
+        row[WVR + a] -= S[S_VC + a]
+    # p = v x* (I_RB v)
+    for a in range(6):
+        s = 0.0
+        for b in range(6):
+            s += BF[i, IRB + 6 * a + b] * row[WV + b]
+        S[S_H + a] = s
+    _force_cross_into(row, WV, S, S_H, row, WBIAS, False)
+    if BI[i, HAS_MA]:
+        for a in range(6):
+            s = 0.0
+            for b in range(6):
+                s += BF[i, MA + 6 * a + b] * row[WVR + b]
+            S[S_HV + a] = s
+        _force_cross_into(row, WVR, S, S_HV, row, WBIAS, True)
+        w0, w1, w2 = row[WV + 3], row[WV + 4], row[WV + 5]
+        vc0, vc1, vc2 = S[S_VC], S[S_VC + 1], S[S_VC + 2]
+        n0 = S[S_AC] - (w1 * vc2 - w2 * vc1)
+        n1 = S[S_AC + 1] - (w2 * vc0 - w0 * vc2)
+        n2 = S[S_AC + 2] - (w0 * vc1 - w1 * vc0)
+        for a in range(6):
+            row[WBIAS + a] -= BF[i, MA + 6 * a] * n0 + BF[i, MA + 6 * a + 1] * n1 + BF[i, MA + 6 * a + 2] * n2
+    for a in range(6):
+        s = 0.0
+        for b in range(6):
+            s += BF[i, DL + 6 * a + b] * row[WVR + b]
+        vra = row[WVR + a]
+        row[WBIAS + a] += s + BF[i, DQ + a] * abs(vra) * vra
+    mass, rv = BF[i, MASS], BF[i, RV]
+    g0, g1, g2 = S[S_GB], S[S_GB + 1], S[S_GB + 2]
+    fg0, fg1, fg2 = mass * g0, mass * g1, mass * g2
+    fb0, fb1, fb2 = rv * (S[S_AC] - g0), rv * (S[S_AC + 1] - g1), rv * (S[S_AC + 2] - g2)
+    c0, c1, c2 = BF[i, COM], BF[i, COM + 1], BF[i, COM + 2]
+    b0, b1, b2 = BF[i, COB], BF[i, COB + 1], BF[i, COB + 2]
+    row[WBIAS] -= fg0 + fb0
+    row[WBIAS + 1] -= fg1 + fb1
+    row[WBIAS + 2] -= fg2 + fb2
+    row[WBIAS + 3] -= (c1 * fg2 - c2 * fg1) + (b1 * fb2 - b2 * fb1)
+    row[WBIAS + 4] -= (c2 * fg0 - c0 * fg2) + (b2 * fb0 - b0 * fb2)
+    row[WBIAS + 5] -= (c0 * fg1 - c1 * fg0) + (b0 * fb1 - b1 * fb0)
+    if BI[i, HAS_DRAG]:
+        _drag(BF, i, row)
+
+
+@njit(**JIT)
+def _force_cross_into(v, vo, f, fo, out, oo, add):
+    """out[oo:oo+6] (=, or += with add) v x* f = [ω x f; v x f + ω x n]."""
+    v0, v1, v2, w0, w1, w2 = v[vo], v[vo + 1], v[vo + 2], v[vo + 3], v[vo + 4], v[vo + 5]
+    f0, f1, f2, n0, n1, n2 = f[fo], f[fo + 1], f[fo + 2], f[fo + 3], f[fo + 4], f[fo + 5]
+    x0 = w1 * f2 - w2 * f1
+    x1 = w2 * f0 - w0 * f2
+    x2 = w0 * f1 - w1 * f0
+    x3 = (v1 * f2 - v2 * f1) + (w1 * n2 - w2 * n1)
+    x4 = (v2 * f0 - v0 * f2) + (w2 * n0 - w0 * n2)
+    x5 = (v0 * f1 - v1 * f0) + (w0 * n1 - w1 * n0)
+    if add:
+        out[oo] += x0
+        out[oo + 1] += x1
+        out[oo + 2] += x2
+        out[oo + 3] += x3
+        out[oo + 4] += x4
+        out[oo + 5] += x5
+    else:
+        out[oo] = x0
+        out[oo + 1] = x1
+        out[oo + 2] = x2
+        out[oo + 3] = x3
+        out[oo + 4] = x4
+        out[oo + 5] = x5
+
+
+@njit(**JIT)
+def _drag(BF, i, row):
+    """bias -= cylinder drag wrench (hydro.drag.cylinder_drag_wrench, closed form along the link)."""
+    e0, e1, e2 = BF[i, DAX], BF[i, DAX + 1], BF[i, DAX + 2]
+    s0, s1, s2 = BF[i, DST], BF[i, DST + 1], BF[i, DST + 2]
+    w0, w1, w2 = row[WVR + 3], row[WVR + 4], row[WVR + 5]
+    a0 = row[WVR] + (w1 * s2 - w2 * s1)
+    a1 = row[WVR + 1] + (w2 * s0 - w0 * s2)
+    a2 = row[WVR + 2] + (w0 * s1 - w1 * s0)
+    b0 = w1 * e2 - w2 * e1
+    b1 = w2 * e0 - w0 * e2
+    b2 = w0 * e1 - w1 * e0
+    ae = a0 * e0 + a1 * e1 + a2 * e2
+    be = b0 * e0 + b1 * e1 + b2 * e2
+    A0, A1, A2 = a0 - ae * e0, a1 - ae * e1, a2 - ae * e2
+    B0, B1, B2 = b0 - be * e0, b1 - be * e1, b2 - be * e2
+    AA = A0 * A0 + A1 * A1 + A2 * A2
+    AB = A0 * B0 + A1 * B1 + A2 * B2
+    BB = B0 * B0 + B1 * B1 + B2 * B2
+    c0 = c1 = c2 = 0.0
+    k = -BF[i, DK]
+    P = (BF.shape[1] - DS) // 2
+    for n in range(P):
+        wn = BF[i, DS + P + n]
+        if wn == 0.0:
+            continue
+        s = BF[i, DS + n]
+        cn = k * wn * math.sqrt(max(AA + s * (2.0 * AB) + s * s * BB, 0.0))
+        c0 += cn
+        c1 += cn * s
+        c2 += cn * s * s
+    f0, f1, f2 = c0 * A0 + c1 * B0, c0 * A1 + c1 * B1, c0 * A2 + c1 * B2
+    g0, g1, g2 = c1 * A0 + c2 * B0, c1 * A1 + c2 * B1, c1 * A2 + c2 * B2
+    row[WBIAS] -= f0
+    row[WBIAS + 1] -= f1
+    row[WBIAS + 2] -= f2
+    row[WBIAS + 3] -= (s1 * f2 - s2 * f1) + (e1 * g2 - e2 * g1)
+    row[WBIAS + 4] -= (s2 * f0 - s0 * f2) + (e2 * g0 - e0 * g2)
+    row[WBIAS + 5] -= (s0 * f1 - s1 * f0) + (e0 * g1 - e1 * g0)
+
+
+@njit(**JIT)
+def _thrust(TF, TI, WB, thrust, n):
+    """bias -= thruster wrenches at shaft speeds n (ThrusterBank.wrenches, seed 001 eq. 12)."""
+    for k in range(TI.shape[0]):
+        b = TI[k]
+        p0, p1, p2 = TF[k, TPOS], TF[k, TPOS + 1], TF[k, TPOS + 2]
+        w0, w1, w2 = WB[b, WVR + 3], WB[b, WVR + 4], WB[b, WVR + 5]
+        u0 = WB[b, WVR] + (w1 * p2 - w2 * p1)
+        u1 = WB[b, WVR + 1] + (w2 * p0 - w0 * p2)
+        u2 = WB[b, WVR + 2] + (w0 * p1 - w1 * p0)
+        ua = u0 * TF[k, TDIR] + u1 * TF[k, TDIR + 1] + u2 * TF[k, TDIR + 2]
+        nk = n[k]
+        Tnn = TF[k, TNF] if nk >= 0.0 else TF[k, TNR]
+        T = Tnn * abs(nk) * nk + TF[k, TNU] * abs(nk) * ua
+        T = min(max(T, TF[k, TMIN]), TF[k, TMAX])
+        thrust[k] = T
+        for a in range(3):
+            WB[b, WBIAS + a] -= T * TF[k, TDIR + a]
+            WB[b, WBIAS + 3 + a] -= T * TF[k, TARM + a]
+
+
+@njit(**JIT)
+def forward_pass(BF, BI, TF, TI, WB, S, thrust, q, v, f_ext, n, fluid):
+    """Placements, velocities, c_i and the biases (kinematics.forward_kinematics) with the
+    external wrenches ``f_ext`` (nb x 6) and the thrust at shaft speeds ``n``."""
+    placements(BF, BI, WB, S, q)
+    for i in range(BI.shape[0]):
+        jt = BI[i, JTYPE]
+        k = BI[i, IV]
+        for a in range(6):
+            S[S_VJ + a] = 0.0
+        if jt == REVOLUTE:
+            for a in range(3):
+                S[S_VJ + 3 + a] = BF[i, AXIS + a] * v[k]
+        elif jt == PRISMATIC:
+            for a in range(3):
+                S[S_VJ + a] = BF[i, AXIS + a] * v[k]
+        elif jt == SPHERICAL:
+            for a in range(3):
+                S[S_VJ + 3 + a] = v[k + a]
+        elif jt == FREE:
+            for a in range(6):
+                S[S_VJ + a] = v[k + a]
+        lam = BI[i, PARENT]
+        row = WB[i]
+        if lam < 0:
+            for a in range(6):
+                row[WV + a] = S[S_VJ + a]
+        else:
+            _xmotion(WB, i, WB[lam], WV, row, WV)
+            for a in range(6):
+                row[WV + a] += S[S_VJ + a]
+        # c = v x vJ (motion cross product)
+        x0, x1, x2, x3, x4, x5 = row[WV], row[WV + 1], row[WV + 2], row[WV + 3], row[WV + 4], row[WV + 5]
+        j0, j1, j2 = S[S_VJ], S[S_VJ + 1], S[S_VJ + 2]
+        j3, j4, j5 = S[S_VJ + 3], S[S_VJ + 4], S[S_VJ + 5]
+        row[WC] = (x4 * j2 - x5 * j1) + (x1 * j5 - x2 * j4)
+        row[WC + 1] = (x5 * j0 - x3 * j2) + (x2 * j3 - x0 * j5)
+        row[WC + 2] = (x3 * j1 - x4 * j0) + (x0 * j4 - x1 * j3)
+        row[WC + 3] = x4 * j5 - x5 * j4
+        row[WC + 4] = x5 * j3 - x3 * j5
+        row[WC + 5] = x3 * j4 - x4 * j3
+        _body_bias(BF, BI, WB, S, i, fluid)
+        for a in range(6):
+            row[WBIAS + a] -= f_ext[i, a]
+    _thrust(TF, TI, WB, thrust, n)
+
+
+# -- articulated-body algorithm -------------------------------------------------------------------
+@njit(**JIT)
+def _chol_inv(D, do, n, out, oo, S):
+    """out[oo:] = D⁻¹ (n x n, row stride 6) for a symmetric positive definite D at D[do:]."""
+    for j in range(n):
+        s = D[do + 7 * j]
+        for k in range(j):
+            s -= S[S_CL + 6 * j + k] ** 2
+        S[S_CL + 7 * j] = math.sqrt(s)
+        for i in range(j + 1, n):
+            s = D[do + 6 * i + j]
+            for k in range(j):
+                s -= S[S_CL + 6 * i + k] * S[S_CL + 6 * j + k]
+            S[S_CL + 6 * i + j] = s / S[S_CL + 7 * j]
+    for j in range(n):
+        S[S_CLI + 7 * j] = 1.0 / S[S_CL + 7 * j]
+        for i in range(j + 1, n):
+            s = 0.0
+            for k in range(j, i):
+                s -= S[S_CL + 6 * i + k] * S[S_CLI + 6 * k + j]
+            S[S_CLI + 6 * i + j] = s / S[S_CL + 7 * i]
+    for i in range(n):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(i, n):
+                s += S[S_CLI + 6 * k + i] * S[S_CLI + 6 * k + j]
+            out[oo + 6 * i + j] = s
+            out[oo + 6 * j + i] = s
+
+
+@njit(**JIT)
+def aba_pass(BF, BI, WB, S, tau, ddq):
+    """Backward and forward passes of the ABA (dynamics.aba) after ``forward_pass``."""
+    nb = BI.shape[0]
+    for i in range(nb):
+        row = WB[i]
+        for a in range(6):
+            row[WPA + a] = row[WBIAS + a]
+        for a in range(36):
+            row[WIA + a] = BF[i, IH + a]
+    for i in range(nb - 1, -1, -1):
+        row = WB[i]
+        jt = BI[i, JTYPE]
+        nv = BI[i, JNV]
+        k = BI[i, IV]
+        if jt in (REVOLUTE, PRISMATIC):
+            off = 3 if jt == REVOLUTE else 0
+            x0, x1, x2 = BF[i, AXIS], BF[i, AXIS + 1], BF[i, AXIS + 2]
+            for a in range(6):
+                b = WIA + 6 * a + off
+                row[WU + 6 * a] = row[b] * x0 + row[b + 1] * x1 + row[b + 2] * x2
+            row[WDI] = 1.0 / (
+                x0 * row[WU + 6 * off] + x1 * row[WU + 6 * (off + 1)] + x2 * row[WU + 6 * (off + 2)]
+            )
+            row[WUU] = tau[k] - (x0 * row[WPA + off] + x1 * row[WPA + off + 1] + x2 * row[WPA + off + 2])
+        elif jt == SPHERICAL:
+            for a in range(6):
+                for b in range(3):
+                    row[WU + 6 * a + b] = row[WIA + 6 * a + 3 + b]
+            _chol_inv(row, WIA + 21, 3, row, WDI, S)
+            for b in range(3):
+                row[WUU + b] = tau[k + b] - row[WPA + 3 + b]
+        elif jt == FREE:
+            for a in range(36):
+                row[WU + a] = row[WIA + a]
+            for a in range(6):
+                row[WUU + a] = tau[k + a] - row[WPA + a]
+            _chol_inv(row, WIA, 6, row, WDI, S)
+        lam = BI[i, PARENT]
+        if lam < 0:
+            continue
+        # Ia = IA - U D⁻¹ Uᵀ at S[S_IA];  pa = pA + Ia c + U D⁻¹ u at S[S_PA]
+        if nv == 1:
+            dinv, uu = row[WDI], row[WUU]
+            for a in range(6):
+                ua = row[WU + 6 * a] * dinv
+                S[S_PA + a] = row[WPA + a] + ua * uu
+                for b in range(6):
+                    S[S_IA + 6 * a + b] = row[WIA + 6 * a + b] - ua * row[WU + 6 * b]
+        elif nv > 1:
+            for a in range(6):
+                for b in range(nv):
+                    s = 0.0
+                    for kk in range(nv):
+                        s += row[WU + 6 * a + kk] * row[WDI + 6 * kk + b]
+                    S[S_UD + 6 * a + b] = s
+            for a in range(6):
+                s = 0.0
+                for kk in range(nv):
+                    s += S[S_UD + 6 * a + kk] * row[WUU + kk]
+                S[S_PA + a] = row[WPA + a] + s
+                for b in range(6):
+                    s = 0.0
+                    for kk in range(nv):
+                        s += S[S_UD + 6 * a + kk] * row[WU + 6 * b + kk]
+                    S[S_IA + 6 * a + b] = row[WIA + 6 * a + b] - s
+        else:
+            for a in range(6):
+                S[S_PA + a] = row[WPA + a]
+            for a in range(36):
+                S[S_IA + a] = row[WIA + a]
+        c0, c1, c2, c3, c4, c5 = row[WC], row[WC + 1], row[WC + 2], row[WC + 3], row[WC + 4], row[WC + 5]
+        for a in range(6):
+            b = S_IA + 6 * a
+            S[S_PA + a] += (
+                S[b] * c0 + S[b + 1] * c1 + S[b + 2] * c2 + S[b + 3] * c3 + S[b + 4] * c4 + S[b + 5] * c5
+            )
+        _add_congruence(WB, i, S, S_IA, WB[lam], WIA, S)
+        _xforce_add(WB, i, S, S_PA, WB[lam], WPA)
+    for i in range(nb):
+        row = WB[i]
+        lam = BI[i, PARENT]
+        if lam < 0:
+            for a in range(6):
+                S[S_AP + a] = row[WC + a]
+        else:
+            _xmotion(WB, i, WB[lam], WA, S, S_AP)
+            for a in range(6):
+                S[S_AP + a] += row[WC + a]
+        nv = BI[i, JNV]
+        k = BI[i, IV]
+        jt = BI[i, JTYPE]
+        if nv:
+            for kk in range(nv):
+                s = row[WUU + kk]
+                for a in range(6):
+                    s -= row[WU + 6 * a + kk] * S[S_AP + a]
+                S[S_RHS + kk] = s
+            for kk in range(nv):
+                s = 0.0
+                for ll in range(nv):
+                    s += row[WDI + 6 * kk + ll] * S[S_RHS + ll]
+                ddq[k + kk] = s
+            if jt == REVOLUTE:
+                for a in range(3):
+                    S[S_AP + 3 + a] += BF[i, AXIS + a] * ddq[k]
+            elif jt == PRISMATIC:
+                for a in range(3):
+                    S[S_AP + a] += BF[i, AXIS + a] * ddq[k]
+            elif jt == SPHERICAL:
+                for a in range(3):
+                    S[S_AP + 3 + a] += ddq[k + a]
+            else:
+                for a in range(6):
+                    S[S_AP + a] += ddq[k + a]
+        for a in range(6):
+            row[WA + a] = S[S_AP + a]
+
+
+# -- workspace carving ---------------------------------------------------------------------------
+@njit(**JIT)
+def _carve(W, nb, nq, nv, nt):
+    """(WB, WQ, WV, thrust, S) views of a workspace buffer (flat.workspace_size)."""
+    o = nb * NW
+    WB = W[:o].reshape((nb, NW))
+    WQ = W[o : o + 4 * nq].reshape((4, nq))
+    o += 4 * nq
+    WV = W[o : o + 13 * nv].reshape((13, nv))
+    o += 13 * nv
+    thrust = W[o : o + nt]
+    o += nt
+    return WB, WQ, WV, thrust, W[o : o + NS]
+
+
+@njit(**JIT)
+def _aba(BF, BI, TF, TI, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq):
+    forward_pass(BF, BI, TF, TI, WB, S, thrust, q, v, f_ext, n, fluid)
+    aba_pass(BF, BI, WB, S, tau, ddq)
+
+
+# -- integration ----------------------------------------------------------------------------------
+@njit(**JIT)
+def integrate(BI, S, q, dq, out):
+    """out = q ⊕ dq (integrate.integrate)."""
+    for a in range(q.shape[0]):
+        out[a] = q[a]
+    for i in range(BI.shape[0]):
+        jt = BI[i, JTYPE]
+        if BI[i, JNV] == 0:
+            continue
+        iq, iv = BI[i, IQ], BI[i, IV]
+        if jt == FREE:
+            _quat2mat(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6], S, S_R)
+            for a in range(3):
+                out[iq + a] += (
+                    S[S_R + 3 * a] * dq[iv]
+                    + S[S_R + 3 * a + 1] * dq[iv + 1]
+                    + S[S_R + 3 * a + 2] * dq[iv + 2]
+                )
+            e0, e1, e2, e3 = _quat_exp(dq[iv + 3], dq[iv + 4], dq[iv + 5])
+            w, x, y, z = _qmult(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6], e0, e1, e2, e3)
+            nrm = math.sqrt(w * w + x * x + y * y + z * z)
+            out[iq + 3], out[iq + 4], out[iq + 5], out[iq + 6] = w / nrm, x / nrm, y / nrm, z / nrm
+        elif jt == SPHERICAL:
+            e0, e1, e2, e3 = _quat_exp(dq[iv], dq[iv + 1], dq[iv + 2])
+            w, x, y, z = _qmult(q[iq], q[iq + 1], q[iq + 2], q[iq + 3], e0, e1, e2, e3)
+            nrm = math.sqrt(w * w + x * x + y * y + z * z)
+            out[iq], out[iq + 1], out[iq + 2], out[iq + 3] = w / nrm, x / nrm, y / nrm, z / nrm
+        else:
+            out[iq] += dq[iv]
+
+
+@njit(**JIT)
+def _tangent_rate(BI, S, theta, v, out):
+    """Rate of the tangent coordinates about the stage-0 point (integrate._tangent_rate)."""
+    for a in range(v.shape[0]):
+        out[a] = v[a]
+    for i in range(BI.shape[0]):
+        jt = BI[i, JTYPE]
+        iv = BI[i, IV]
+        if jt == FREE:
+            t0, t1, t2 = theta[iv + 3], theta[iv + 4], theta[iv + 5]
+            if t0 != 0.0 or t1 != 0.0 or t2 != 0.0:
+                e0, e1, e2, e3 = _quat_exp(t0, t1, t2)
+                _quat2mat(e0, e1, e2, e3, S, S_R)
+                for a in range(3):
+                    out[iv + a] = (
+                        S[S_R + 3 * a] * v[iv]
+                        + S[S_R + 3 * a + 1] * v[iv + 1]
+                        + S[S_R + 3 * a + 2] * v[iv + 2]
+                    )
+            _dexp_inv(t0, t1, t2, v[iv + 3], v[iv + 4], v[iv + 5], out, iv + 3)
+        elif jt == SPHERICAL:
+            _dexp_inv(theta[iv], theta[iv + 1], theta[iv + 2], v[iv], v[iv + 1], v[iv + 2], out, iv)
+
+
+@njit(**JIT)
+def _finite(x):
+    for a in range(x.shape[0]):
+        if not math.isfinite(x[a]):
+            return False
+    return True
+
+
+@njit(**JIT)
+def _step(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
+    """One RKMK4 step (method 0, integrate.step_rk4) or semi-implicit Euler step (method 1);
+    fluid[s] = (current, acceleration, gravity) at t, t+h/2, t+h. False on a non-finite value
+    (q_out, v_out then hold garbage)."""
+    nv = v.shape[0]
+    WB, WQ, WV, thrust, S = _carve(W, BI.shape[0], q.shape[0], nv, TI.shape[0])
+    th = WV[12]
+    if method == 1:
+        acc = WV[4]
+        _aba(BF, BI, TF, TI, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], acc)
+        if not _finite(acc):
+            return False
+        for a in range(nv):
+            v_out[a] = v[a] + h * acc[a]
+            th[a] = h * v_out[a]
+        integrate(BI, S, q, th, q_out)
+        return _finite(v_out) and _finite(q_out)
+    for a in range(nv):
+        th[a] = 0.0
+    _aba(BF, BI, TF, TI, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], WV[4])
+    if not _finite(WV[4]):
+        return False
+    _tangent_rate(BI, S, th, v, WV[8])
+    for s in range(1, 4):
+        c = 0.5 * h if s < 3 else h
+        for a in range(nv):
+            th[a] = c * WV[7 + s, a]
+            WV[s, a] = v[a] + c * WV[3 + s, a]
+        integrate(BI, S, q, th, WQ[s])
+        _aba(BF, BI, TF, TI, WB, S, thrust, WQ[s], WV[s], tau, f_ext, n, fluid[1 if s < 3 else 2], WV[4 + s])
+        if not _finite(WV[4 + s]):
+            return False
+        _tangent_rate(BI, S, th, WV[s], WV[8 + s])
+    for a in range(nv):
+        v_out[a] = v[a] + (h / 6.0) * (WV[4, a] + 2.0 * WV[5, a] + 2.0 * WV[6, a] + WV[7, a])
+        th[a] = (h / 6.0) * (WV[8, a] + 2.0 * WV[9, a] + 2.0 * WV[10, a] + WV[11, a])
+    integrate(BI, S, q, th, q_out)
+    return _finite(v_out) and _finite(q_out)
+
+
+# -- entry points from Python ---------------------------------------------------------------------
+@njit(**JIT)
+def aba(BF, BI, TF, TI, W, q, v, tau, f_ext, n, fluid, ddq):
+    """q̈ into ``ddq`` at (q, v) for tau, body wrenches f_ext (nb x 6), thruster shaft speeds n,
+    fluid = [current, acceleration, gravity] (3 x 3); W a workspace buffer. Thrusts are left in
+    the workspace."""
+    WB, _, _, thrust, S = _carve(W, BI.shape[0], q.shape[0], v.shape[0], TI.shape[0])
+    _aba(BF, BI, TF, TI, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq)
+
+
+@njit(**JIT)
+def step(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
+    """One step; see ``_step``."""
+    return _step(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out)
+
+
+@njit(**JIT)
+def step_many(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, steps, q_out, v_out):
+    """``steps`` steps with the inputs and the fluid held (``Simulator.advance``); returns the
+    number of steps done (fewer on a non-finite value: q_out, v_out then hold the last finite
+    state)."""
+    nq, nv = q.shape[0], v.shape[0]
+    qa, va = np.empty(nq), np.empty(nv)
+    qa[:] = q
+    va[:] = v
+    for k in range(steps):
+        if not _step(BF, BI, TF, TI, W, method, qa, va, tau, f_ext, n, fluid, h, q_out, v_out):
+            q_out[:] = qa
+            v_out[:] = va
+            return k
+        qa[:] = q_out
+        va[:] = v_out
+    return steps
+
+
+@njit(**JIT)
+def aba_repeat(BF, BI, TF, TI, W, q, v, tau, f_ext, n, fluid, ddq, repeat):
+    """``aba`` called ``repeat`` times inside compiled code (benchmarks: the cost without the
+    Python call)."""
+    for _ in range(repeat):
+        aba(BF, BI, TF, TI, W, q, v, tau, f_ext, n, fluid, ddq)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def batch_step(BF, BI, TF, TI, WS, method, Q, V, TAU, F_EXT, N, fluid, h, steps, ok):
+    """``steps`` steps of every copy k (rows of Q, V, TAU, N; F_EXT[k] is nb x 6), in place.
+    Copies are split over the threads, each with its own workspace row ``WS[t]``; a copy whose
+    state stops being finite keeps its last finite state and gets ``ok[k] = False``."""
+    ncopies = Q.shape[0]
+    nthreads = WS.shape[0]
+    per = (ncopies + nthreads - 1) // nthreads
+    for t in prange(nthreads):
+        qn = np.empty(Q.shape[1])
+        vn = np.empty(V.shape[1])
+        for k in range(t * per, min(ncopies, (t + 1) * per)):
+            for _ in range(steps):
+                if not ok[k]:
+                    break
+                if _step(BF, BI, TF, TI, WS[t], method, Q[k], V[k], TAU[k], F_EXT[k], N[k], fluid, h, qn, vn):
+                    Q[k, :] = qn
+                    V[k, :] = vn
+                else:
+                    ok[k] = False
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) every kernel on a small model."""
+    from ..model import load
+    from ..model.configs import resolve
+    from .fast import BatchDynamics, FastDynamics
+
+    system = load(resolve("bluerov2_light_arm"))
+    fast = FastDynamics.from_system(system)
+    q, v = system.initial_q, np.zeros(system.model.nv)
+    fast.aba(q, v)
+    fast.step(q, v, 0.01, "rk4")
+    fast.step(q, v, 0.01, "semi_implicit_euler")
+    fast.aba_repeat(q, v, 1)
+    BatchDynamics(fast, 2).step(0.01)
+
+
+if __name__ == "__main__":
+    import time
+
+    t0 = time.perf_counter()
+    warm_up()
+    print(f"uvms_sim compiled kernels ready in {time.perf_counter() - t0:.1f} s")

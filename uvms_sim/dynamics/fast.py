@@ -1,0 +1,256 @@
+"""The compiled kernels of ``dynamics.compiled`` behind a small Python API.
+
+- ``FastDynamics``: forward dynamics and one integration step of one model, same inputs and
+  results as the reference functions (``aba``, ``step_rk4``, ``step_semi_implicit_euler``
+  with thrusters as ``Simulator`` applies them), one call into compiled code each, every array
+  allocated once.
+- ``BatchDynamics``: N copies of a model stepped together (Monte-Carlo, learning), split over
+  the cores.
+
+The environment's density and gravity are folded into the tables (rebuilt if they change);
+the current is read from the environment at each stage time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import get_num_threads
+
+from ..hydro.environment import Environment
+from ..model.model import Model
+from ..spatial import Array
+from . import compiled
+from .flat import NW, WA, WBIAS, WC, WE, WPW, WR, WRW, WV, WVR, flatten, workspace_size
+from .integrate import INTEGRATORS, NonFiniteStateError
+
+METHODS = {"rk4": 0, "semi_implicit_euler": 1}
+
+
+class FastDynamics:
+    """Compiled forward dynamics and integration of one model in one environment."""
+
+    def __init__(self, model: Model, env: Environment | None = None, thrusters=None) -> None:
+        self.model = model
+        self.env = env or Environment()
+        self.thrusters = thrusters
+        self.nt = 0 if thrusters is None else len(thrusters)
+        self._key = (self.env.density, self.env.gravity)
+        self.tables = flatten(model, self.env, thrusters)
+        self.W = np.zeros(workspace_size(model, self.nt))
+        self.no_wrench = np.zeros((model.nbodies, 6))
+        self.no_thrust = np.zeros(self.nt)
+        self.zero_tau = np.zeros(model.nv)
+        self.ddq = np.zeros(model.nv)
+        self.fluid = np.zeros((3, 3, 3))  # stage (t, t+h/2, t+h) x (current, acceleration, gravity)
+        self.fluid[:, 2] = self.env.gravity_vector
+        self.q_out = np.zeros(model.nq)
+        self.v_out = np.zeros(model.nv)
+
+    @classmethod
+    def from_system(cls, system) -> FastDynamics:
+        from ..simulator import Simulator
+
+        return cls(system.model, system.environment, Simulator.from_system(system).thrusters)
+
+    @property
+    def thrust(self) -> Array:
+        """Thrusts (N) of the last evaluation, thruster order."""
+        o = self.model.nbodies * NW + 4 * self.model.nq + 13 * self.model.nv
+        return self.W[o : o + self.nt]
+
+    def export(self, data) -> None:
+        """Copy the last evaluation's forward pass and accelerations into a reference ``Data``
+        (placements, world poses, velocities, c, biases, body accelerations ``a``), so that
+        sensors and publishers read it as after the reference ``aba``."""
+        nb = self.model.nbodies
+        WB = self.W[: nb * NW].reshape(nb, NW)
+        data.E[:] = WB[:, WE : WE + 9].reshape(nb, 3, 3)
+        data.r[:] = WB[:, WR : WR + 3]
+        data.R_world[:] = WB[:, WRW : WRW + 9].reshape(nb, 3, 3)
+        data.p_world[:] = WB[:, WPW : WPW + 3]
+        data.v[:] = WB[:, WV : WV + 6]
+        data.v_rel[:] = WB[:, WVR : WVR + 6]
+        data.c[:] = WB[:, WC : WC + 6]
+        data.a[:] = WB[:, WA : WA + 6]
+        data.bias[:] = WB[:, WBIAS : WBIAS + 6]
+        E, r = data.E, data.r
+        data.X[:, :3, :3] = E
+        data.X[:, 3:, 3:] = E
+        data.X[:, 3:, :3] = 0.0
+        skew = np.zeros((nb, 3, 3))
+        skew[:, 0, 1], skew[:, 0, 2], skew[:, 1, 2] = -r[:, 2], r[:, 1], -r[:, 0]
+        skew -= skew.transpose(0, 2, 1)
+        data.X[:, :3, 3:] = -E @ skew
+
+    def _refresh(self) -> None:
+        key = (self.env.density, self.env.gravity)
+        if key != self._key:
+            self._key = key
+            self.tables = flatten(self.model, self.env, self.thrusters)
+            self.fluid[:, 2] = self.env.gravity_vector
+
+    def fluid_at(self, t: float, h: float) -> Array:
+        """Current, its acceleration and gravity at t, t + h/2, t + h (world NED)."""
+        self._refresh()
+        env = self.env
+        if env.current_profile is None:
+            self.fluid[:, 0] = env.current
+            self.fluid[:, 1] = env.current_acceleration
+        else:
+            for s, ts in enumerate((t, t + 0.5 * h, t + h)):
+                self.fluid[s, 0], self.fluid[s, 1] = env.fluid_state(ts)
+        return self.fluid
+
+    def _speeds(self, n: Array | None) -> Array:
+        if n is not None:
+            return np.ascontiguousarray(n, dtype=float)
+        return self.thrusters.n if self.thrusters is not None else self.no_thrust
+
+    def aba(self, q, v, tau=None, f_ext=None, n=None, t: float = 0.0) -> Array:
+        """q̈ at (q, v) for tau, body wrenches f_ext (nb x 6) and thruster shaft speeds n
+        (default: the bank's current speeds; no thrust without a bank)."""
+        self._refresh()
+        BF, BI, TF, TI = self.tables
+        compiled.aba(
+            BF, BI, TF, TI, self.W,
+            np.ascontiguousarray(q, dtype=float),
+            np.ascontiguousarray(v, dtype=float),
+            self.zero_tau if tau is None else np.ascontiguousarray(tau, dtype=float),
+            self.no_wrench if f_ext is None else np.ascontiguousarray(f_ext, dtype=float),
+            self._speeds(n),
+            self.fluid_at(t, 0.0)[0],
+            self.ddq,
+        )  # fmt: skip
+        return self.ddq.copy()
+
+    def aba_repeat(self, q, v, repeat: int, tau=None) -> Array:
+        """``aba`` ``repeat`` times inside compiled code (benchmarks)."""
+        self._refresh()
+        BF, BI, TF, TI = self.tables
+        q, v = np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float)
+        tau = self.zero_tau if tau is None else np.ascontiguousarray(tau, dtype=float)
+        fluid = self.fluid_at(0.0, 0.0)[0]
+        compiled.aba_repeat(
+            BF, BI, TF, TI, self.W, q, v, tau, self.no_wrench, self._speeds(None), fluid, self.ddq, repeat
+        )
+        return self.ddq.copy()
+
+    def step(self, q, v, h: float, method: str = "rk4", tau=None, f_ext=None, n=None, t: float = 0.0):
+        """One step of ``method`` from time t; new ``(q, v)``. A non-finite result raises
+        ``NonFiniteStateError`` with the reference implementation's message."""
+        self._refresh()
+        BF, BI, TF, TI = self.tables
+        q = np.ascontiguousarray(q, dtype=float)
+        v = np.ascontiguousarray(v, dtype=float)
+        tau = self.zero_tau if tau is None else np.ascontiguousarray(tau, dtype=float)
+        f_ext = self.no_wrench if f_ext is None else np.ascontiguousarray(f_ext, dtype=float)
+        n = self._speeds(n)
+        fluid = self.fluid_at(t, h)
+        if not compiled.step(
+            BF, BI, TF, TI, self.W, METHODS[method], q, v, tau, f_ext, n, fluid, h, self.q_out, self.v_out
+        ):
+            self._raise_non_finite(q, v, h, method, tau, f_ext, n, t)
+        return self.q_out.copy(), self.v_out.copy()
+
+    def step_many(
+        self, q, v, h: float, steps: int, method: str = "rk4", tau=None, f_ext=None, n=None, t: float = 0.0
+    ):
+        """``steps`` steps with inputs held, in one compiled call (a constant current only);
+        same result as ``step`` called ``steps`` times. Returns ``(q, v, done)``: on a
+        non-finite value ``done < steps`` and ``(q, v)`` is the last finite state."""
+        if self.env.current_profile is not None:
+            raise ValueError("step_many needs a constant current; step once per stage time instead")
+        self._refresh()
+        BF, BI, TF, TI = self.tables
+        q = np.ascontiguousarray(q, dtype=float)
+        v = np.ascontiguousarray(v, dtype=float)
+        tau = self.zero_tau if tau is None else np.ascontiguousarray(tau, dtype=float)
+        f_ext = self.no_wrench if f_ext is None else np.ascontiguousarray(f_ext, dtype=float)
+        fluid = self.fluid_at(t, h)
+        done = compiled.step_many(
+            BF,
+            BI,
+            TF,
+            TI,
+            self.W,
+            METHODS[method],
+            q,
+            v,
+            tau,
+            f_ext,
+            self._speeds(n),
+            fluid,
+            h,
+            steps,
+            self.q_out,
+            self.v_out,
+        )
+        return self.q_out.copy(), self.v_out.copy(), int(done)
+
+    def _raise_non_finite(self, q, v, h, method, tau, f_ext, n, t) -> None:
+        """Re-run the step with the reference code, which names the first non-finite value."""
+        from .aba import aba
+
+        env, model = self.env, self.model
+        data = model.create_data()
+
+        def wrench(d):
+            out = f_ext.copy()
+            if self.thrusters is not None:
+                saved = self.thrusters.n.copy()
+                self.thrusters.n[:] = n
+                out += self.thrusters.wrenches(d)
+                self.thrusters.n[:] = saved
+            return out
+
+        INTEGRATORS[method](
+            model, q, v, h, lambda qq, vv, tt: aba(model, data, qq, vv, tau, env, wrench, tt), t
+        )
+        raise NonFiniteStateError(f"non-finite state at t={t:.6g} s; state not advanced")
+
+
+class BatchDynamics:
+    """``copies`` independent copies of one model, stepped together: states ``q`` (N x nq) and
+    ``v`` (N x nv), inputs ``tau`` (N x nv), ``f_ext`` (N x nb x 6) and thruster shaft speeds
+    ``n`` (N x nt), all arrays the caller may write. ``ok[k]`` turns False for a copy whose
+    state stopped being finite (it keeps its last finite state)."""
+
+    def __init__(
+        self, fast: FastDynamics, copies: int, q: Array | None = None, v: Array | None = None
+    ) -> None:
+        model = fast.model
+        self.fast = fast
+        self.q = np.tile(model.neutral() if q is None else np.asarray(q, dtype=float), (copies, 1))
+        self.v = np.tile(np.zeros(model.nv) if v is None else np.asarray(v, dtype=float), (copies, 1))
+        self.tau = np.zeros((copies, model.nv))
+        self.f_ext = np.zeros((copies, model.nbodies, 6))
+        self.n = np.zeros((copies, fast.nt))
+        self.ok = np.ones(copies, dtype=np.bool_)
+        self.W = np.zeros((max(1, get_num_threads()), fast.W.size))
+        self.t = 0.0
+
+    def step(self, h: float, steps: int = 1, method: str = "rk4") -> None:
+        """Advance every copy by ``steps`` steps of h (inputs held)."""
+        self.fast._refresh()
+        BF, BI, TF, TI = self.fast.tables
+        fluid = self.fast.fluid_at(self.t, h)
+        if self.fast.env.current_profile is not None and steps > 1:
+            raise ValueError("a time-varying current needs one step per call")
+        compiled.batch_step(
+            BF,
+            BI,
+            TF,
+            TI,
+            self.W,
+            METHODS[method],
+            self.q,
+            self.v,
+            self.tau,
+            self.f_ext,
+            self.n,
+            fluid,
+            h,
+            steps,
+            self.ok,
+        )
+        self.t += steps * h
