@@ -32,6 +32,7 @@ $(VENV)/.interfaces: $(VENV)/.deps tools/build_interfaces.py $(wildcard interfac
 
 $(VENV)/.package: $(VENV)/.interfaces setup.py setup.cfg
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	$(PY) -m uvms_sim.dynamics.compiled
 	touch $@
 
 lint: setup
@@ -44,7 +45,12 @@ test: setup
 demo: setup
 	$(PY) -m uvms_sim.demo
 
-bench: setup
+$(VENV)/.bench: benchmarks/requirements.txt | $(PY)
+	$(PY) -m pip install -q -r benchmarks/requirements.txt
+	touch $@
+
+bench: setup $(VENV)/.bench
+	$(PY) benchmarks/bench_performance.py --write benchmarks/RESULTS.md
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_constraints.py
 	$(PY) benchmarks/bench_node.py

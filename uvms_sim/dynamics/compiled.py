@@ -27,7 +27,10 @@ Compiled once per machine into numba's cache (``__pycache__`` or ``NUMBA_CACHE_D
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -84,6 +87,11 @@ from .flat import (
     WV,
     WVR,
 )
+
+# The compiled code is cached next to this file; where that is not writable (an installed ROS
+# package) and no NUMBA_CACHE_DIR is set, in the user's cache directory instead.
+if not os.access(Path(__file__).parent, os.W_OK) and not os.environ.get("NUMBA_CACHE_DIR"):
+    numba.config.CACHE_DIR = str(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "uvms_sim")
 
 JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 
@@ -855,6 +863,7 @@ def warm_up() -> None:
     fast.step(q, v, 0.01, "rk4")
     fast.step(q, v, 0.01, "semi_implicit_euler")
     fast.aba_repeat(q, v, 1)
+    fast.step_many(q, v, 0.01, 2)
     BatchDynamics(fast, 2).step(0.01)
 
 

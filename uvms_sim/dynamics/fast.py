@@ -26,6 +26,14 @@ from .integrate import INTEGRATORS, NonFiniteStateError
 METHODS = {"rk4": 0, "semi_implicit_euler": 1}
 
 
+def _f64(x) -> Array:
+    """``x`` itself when it is already a C-contiguous float64 array (no copy, no call into
+    numpy), else a converted copy."""
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
+        return x
+    return np.ascontiguousarray(x, dtype=float)
+
+
 class FastDynamics:
     """Compiled forward dynamics and integration of one model in one environment."""
 
@@ -111,15 +119,16 @@ class FastDynamics:
         (default: the bank's current speeds; no thrust without a bank)."""
         self._refresh()
         BF, BI, TF, TI = self.tables
+        env, fluid = self.env, self.fluid[0]
+        if env.current_profile is None:
+            fluid[0], fluid[1] = env.current, env.current_acceleration
+        else:
+            fluid[0], fluid[1] = env.fluid_state(t)
         compiled.aba(
-            BF, BI, TF, TI, self.W,
-            np.ascontiguousarray(q, dtype=float),
-            np.ascontiguousarray(v, dtype=float),
-            self.zero_tau if tau is None else np.ascontiguousarray(tau, dtype=float),
-            self.no_wrench if f_ext is None else np.ascontiguousarray(f_ext, dtype=float),
-            self._speeds(n),
-            self.fluid_at(t, 0.0)[0],
-            self.ddq,
+            BF, BI, TF, TI, self.W, _f64(q), _f64(v),
+            self.zero_tau if tau is None else _f64(tau),
+            self.no_wrench if f_ext is None else _f64(f_ext),
+            self._speeds(n), fluid, self.ddq,
         )  # fmt: skip
         return self.ddq.copy()
 
@@ -140,10 +149,9 @@ class FastDynamics:
         ``NonFiniteStateError`` with the reference implementation's message."""
         self._refresh()
         BF, BI, TF, TI = self.tables
-        q = np.ascontiguousarray(q, dtype=float)
-        v = np.ascontiguousarray(v, dtype=float)
-        tau = self.zero_tau if tau is None else np.ascontiguousarray(tau, dtype=float)
-        f_ext = self.no_wrench if f_ext is None else np.ascontiguousarray(f_ext, dtype=float)
+        q, v = _f64(q), _f64(v)
+        tau = self.zero_tau if tau is None else _f64(tau)
+        f_ext = self.no_wrench if f_ext is None else _f64(f_ext)
         n = self._speeds(n)
         fluid = self.fluid_at(t, h)
         if not compiled.step(

@@ -1,0 +1,278 @@
+"""Dynamics speed beside Pinocchio and MuJoCo, batch throughput, node real-time factor and
+replay throughput (issue 11), as one table; ``--write FILE`` also writes it as Markdown with
+the machine described (``benchmarks/RESULTS.md`` is kept in the repository).
+
+Per model, microseconds per call from Python (best of 5 runs):
+
+- ``ABA``: ``FastDynamics.aba`` (compiled: hydrodynamic ABA with added mass, damping,
+  buoyancy, current, per-link drag and thrust) and, in brackets, the same loop run inside
+  compiled code (the cost without the Python call); ``numpy ABA``: the reference
+  implementation; ``Pinocchio ABA``: ``pinocchio.aba`` (C++, rigid bodies only).
+- ``step``: ``Simulator.step`` with thrusters at 1600 us and a 0.2 m/s current: RK4 (four
+  derivative evaluations; per evaluation in brackets) and semi-implicit Euler (one);
+  MuJoCo's ``mj_step`` with its fluid model, Euler (one evaluation) and RK4 (four).
+
+Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_performance.py [--quick] [--write F]``.
+Needs the benchmark-only peers of ``benchmarks/requirements.txt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peers import to_mujoco, to_pinocchio
+
+from uvms_sim.dynamics import aba
+from uvms_sim.dynamics.fast import BatchDynamics, FastDynamics
+from uvms_sim.hydro import Environment
+from uvms_sim.model import load
+from uvms_sim.simulator import Simulator
+
+MODELS = {
+    "BlueROV2": "bluerov2",
+    "BlueROV2 + 4-joint arm": "bluerov2_light_arm",
+    "seed 003 Heavy + 4 arms": "heavy_four_arms_seed003",
+    "walker (seed 000)": "walker",
+    "2 connected vehicles (tree)": "bluerov_pair_seed001",
+}
+
+
+def per_call_us(fn, repeat: int) -> float:
+    fn()
+    best = np.inf
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(repeat):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / repeat)
+    return best * 1e6
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import mujoco
+    import numba
+    import pinocchio
+
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {platform.machine()}, Linux {platform.release()}; "
+        f"Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
+        f"Pinocchio {pinocchio.__version__}, MuJoCo {mujoco.__version__}"
+    )
+
+
+def model_row(label: str, name: str, env: Environment, rng, repeat: int) -> tuple:
+    """One row of the dynamics table (see the module docstring)."""
+    import mujoco
+    import pinocchio as pin
+
+    system = load(f"config/{name}.yaml")
+    system.environment = env
+    model = system.model
+    sim = Simulator.from_system(system)
+    if sim.thrusters is not None:
+        sim.set_thruster_pwm(np.full(len(sim.thrusters), 1600.0))
+        sim.thrusters.advance(1.0)
+    fast = sim.fast_dynamics()
+    q, v = system.initial_q, 0.1 * rng.normal(size=model.nv)
+    tau = rng.normal(size=model.nv)
+    ours = per_call_us(lambda: fast.aba(q, v, tau), repeat)
+    inner = per_call_us(lambda: fast.aba_repeat(q, v, repeat, tau), 1) / repeat
+    data = model.create_data()
+    wrench = sim.thrusters.wrenches if sim.thrusters is not None else None
+    reference = per_call_us(lambda: aba(model, data, q, v, tau, env, wrench), max(1, repeat // 50))
+    pm = to_pinocchio(model)
+    pd = pm.createData()
+    pq, pv, ptau = pin.neutral(pm), 0.1 * np.ones(pm.nv), np.zeros(pm.nv)
+    pin_us = per_call_us(lambda: pin.aba(pm, pd, pq, pv, ptau), repeat)
+    state = sim.state
+
+    def one_step():
+        sim.state = state
+        sim.step(0.002)
+
+    rk4 = per_call_us(one_step, repeat // 2)
+    sim.method = "semi_implicit_euler"
+    euler = per_call_us(one_step, repeat)
+    sim.method = "rk4"
+    mm, md = to_mujoco(model)
+    mj_euler = per_call_us(lambda: mujoco.mj_step(mm, md), repeat)
+    mm4, md4 = to_mujoco(model, integrator="RK4")
+    mj_rk4 = per_call_us(lambda: mujoco.mj_step(mm4, md4), repeat // 2)
+    return (label, model.nbodies, model.nv, ours, inner, reference, pin_us, rk4, euler, mj_euler, mj_rk4)
+
+
+def dynamics_rows(repeat: int) -> list[tuple]:
+    env = Environment(current=[0.2, 0.1, 0.0])
+    rng = np.random.default_rng(0)
+    return [model_row(label, name, env, rng, repeat) for label, name in MODELS.items()]
+
+
+def connected_rows(repeat: int) -> list[tuple]:
+    """us per RK4 step (2 ms) of seed 004's pair (case A): one tree with a fixed joint, and two
+    floating vehicles held by the Udwadia-Kalaba connection."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
+    from multibody_cases import case_a
+
+    rows = []
+    tmp = Path(tempfile.mkdtemp())
+    for method in ("tree", "constraint"):
+        path = tmp / f"{method}.yaml"
+        path.write_text(case_a(2.0, damping=[5, 5, 5, 1, 1, 1], method=method))
+        sim = Simulator.from_system(load(path))
+        state = sim.state
+
+        def one_step(sim=sim, state=state):
+            sim.state = state
+            sim.step(0.002)
+
+        rows.append((method, sim.model.nv, per_call_us(one_step, max(1, repeat // 10))))
+    return rows
+
+
+def batch_rows(seconds: float) -> list[tuple]:
+    """Vehicle-steps per second of ``BatchDynamics`` (BlueROV2, thrusters on, RK4 at 10 ms)."""
+    system = load("config/bluerov2.yaml")
+    fast = FastDynamics.from_system(system)
+    rows = []
+    for n in (1, 100, 10000):
+        batch = BatchDynamics(fast, n, system.initial_q)
+        batch.n[:] = 20.0
+        batch.step(0.01, 1)
+        steps = 1
+        while True:
+            t0 = time.perf_counter()
+            batch.step(0.01, steps)
+            wall = time.perf_counter() - t0
+            if wall > seconds or steps > 1e6:
+                break
+            steps *= 4
+        rows.append((n, n * steps / wall, wall / (n * steps) * 1e6, bool(batch.ok.all())))
+    return rows
+
+
+def node_rows(seconds: float) -> list[tuple]:
+    import rclpy
+    from bench_node import measure
+
+    rclpy.init()
+    node = rclpy.create_node("bench_performance")
+    rows = []
+    try:
+        for label, extra in (
+            ("BlueROV2, MAVROS/ArduSub shim", ()),
+            ("BlueROV2, no shim", ("-p", "ardusub_frame:=none")),
+        ):
+            for listen in (False, True):
+                rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, listen)
+                rows.append(
+                    (label, "odom, imu, tf, mavros pose + /clock" if listen else "/clock only", rtf, cpu)
+                )
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+    return rows
+
+
+def replay_row(minutes: float) -> tuple:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
+    from test_replay import record
+
+    from uvms_sim.replay.bag import read_bag
+    from uvms_sim.replay.run import replay
+
+    path = Path(tempfile.mkdtemp()) / "bag"
+    system = record(path, "mcap", seconds=60.0 * minutes)
+    bag = read_bag(path)
+    n = len(bag.commands.t) + len(bag.odometry.t)
+    t0 = time.perf_counter()
+    replay(system, bag, dt=0.01)
+    wall = time.perf_counter() - t0
+    return minutes, n, 60.0 * minutes / wall, n / wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, shorter runs")
+    parser.add_argument("--write", help="also write the results as Markdown to this file")
+    parser.add_argument("--no-node", action="store_true", help="skip the node measurement")
+    args = parser.parse_args()
+    repeat = 400 if args.quick else 2000
+    out: list[str] = []
+
+    def emit(line: str = "") -> None:
+        print(line, flush=True)
+        out.append(line)
+
+    emit(f"machine: {machine()}")
+    emit()
+    emit("Dynamics, microseconds per call from Python")
+    emit("(in brackets: the same call inside compiled code; the RK4 step per derivative evaluation)")
+    emit()
+    emit(
+        "| model | bodies | nv | ABA | numpy ABA | Pinocchio ABA | ABA vs Pinocchio | RK4 step (per eval) "
+        "| Euler step | MuJoCo Euler step | MuJoCo RK4 step |"
+    )
+    emit("|---|---|---|---|---|---|---|---|---|---|---|")
+    for label, nb, nv, ours, inner, ref, pin_us, rk4, euler, mj_e, mj_r in dynamics_rows(repeat):
+        emit(
+            f"| {label} | {nb} | {nv} | {ours:.1f} ({inner:.1f}) | {ref:.0f} | {pin_us:.1f} "
+            f"| {ours / pin_us:.1f}x | {rk4:.1f} ({rk4 / 4:.1f}) | {euler:.1f} | {mj_e:.1f} | {mj_r:.1f} |"
+        )
+    emit()
+    emit("Seed 004's connected pair, us per RK4 step (2 ms):")
+    emit()
+    for method, nv, us in connected_rows(repeat):
+        emit(f"- {method} (nv = {nv}): {us:.0f} us")
+    emit("seed 000 (1996, SGI Indigo2 R4400 150 MHz): 2600 us per dynamics iteration of its 28-body walker")
+    emit()
+    emit("Batch mode (BatchDynamics: N BlueROV2 copies, thrusters on, RK4 at 10 ms, split over the cores)")
+    emit()
+    emit("| N | vehicle-steps per second | us per vehicle-step |")
+    emit("|---|---|---|")
+    for n, rate, us, ok in batch_rows(0.5 if args.quick else 2.0):
+        assert ok
+        emit(f"| {n} | {rate:,.0f} | {us:.2f} |")
+    if not args.no_node:
+        emit()
+        emit("Node (own process), use_sim_time, 1 kHz physics, 50 Hz publishing, as fast as possible")
+        emit()
+        emit("| configuration | subscribed by the benchmark | real-time factor | node CPU (% of one core) |")
+        emit("|---|---|---|---|")
+        for label, listened, rtf, cpu in node_rows(5.0 if args.quick else 10.0):
+            emit(f"| {label} | {listened} | {rtf:.1f}x | {cpu:.0f} |")
+    emit()
+    minutes, n, xrt, rate = replay_row(2.0 if args.quick else 10.0)
+    what = f"{minutes:g}-minute bag ({n} messages), RK4 at 10 ms"
+    emit(f"Replay: {what}: {xrt:.0f}x real time, {rate:,.0f} messages/s")
+    if args.write:
+        stamp = time.strftime("%Y-%m-%d")
+        head = [
+            "# Benchmark results",
+            "",
+            f"Written by `benchmarks/bench_performance.py --write` on {stamp}. Timings on this shared",
+            "2-core machine vary by about 30 % from run to run; ratios within one run are steadier.",
+            "",
+        ]
+        Path(args.write).write_text("\n".join(head + out) + "\n")
+        print(f"wrote {args.write}")
+
+
+if __name__ == "__main__":
+    main()
