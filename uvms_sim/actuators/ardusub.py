@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from transforms3d.euler import mat2euler, quat2euler
+from transforms3d.euler import mat2euler
 from transforms3d.quaternions import quat2mat
 
 from ..log import Throttle
@@ -155,9 +155,9 @@ class VehicleState:
     @classmethod
     def from_free_joint(cls, q: Array, v: Array) -> VehicleState:
         """From a free joint's q = [p (NED); quat] and v = [u v w p q r]."""
-        quat = np.asarray(q[3:7], dtype=float)
-        roll, pitch, yaw = quat2euler(quat / np.linalg.norm(quat), axes="sxyz")
-        vel_ned = quat2mat(quat) @ np.asarray(v[:3], dtype=float)
+        R = quat2mat(np.asarray(q[3:7], dtype=float))  # normalises the quaternion itself
+        roll, pitch, yaw = mat2euler(R, axes="sxyz")
+        vel_ned = R @ np.asarray(v[:3], dtype=float)
         return cls(roll, pitch, yaw, np.array(v[3:6], dtype=float), float(q[2]), float(vel_ned[2]))
 
 

@@ -162,7 +162,8 @@ class MavrosShim:
         pwm = sim.thrusters.pwm.copy()
         for motor, value in self.outputs.items():
             pwm[self.motor_index[motor]] = value
-        sim.thrusters.set_pwm(pwm)
+        if not np.array_equal(pwm, sim.thrusters.pwm):  # unchanged outputs: nothing to redo
+            sim.thrusters.set_pwm(pwm)
 
     # -- outputs ----------------------------------------------------------------------------
     def publish_state(self) -> None:
