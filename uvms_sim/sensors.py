@@ -34,7 +34,7 @@ def current_accelerations(sim) -> tuple[Array, Array]:
     forward-dynamics call, which also leaves that state's forward pass (velocities, placements)
     in ``sim.data`` for the other sensors."""
     qdd = sim.acceleration()
-    if sim.fast_dynamics() is not None:  # the compiled ABA's forward pass left them in data.a
+    if sim.fast_dynamics() is not None and not sim.constraints:  # the compiled ABA left them in data.a
         return qdd, sim.data.a.copy()
     return qdd, body_accelerations(sim.model, sim.data, qdd)
 

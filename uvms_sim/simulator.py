@@ -9,8 +9,9 @@ the step), then the integrator advances ``(q, v)`` with, at every stage, the for
 (ABA; with rigid connections the Udwadia-Kalaba correction), thrust at the stage's advance
 speeds and contact forces at the stage's positions.
 
-A step without connections or contacts runs in the compiled kernels (``dynamics.fast``), which
-tests keep equal to the reference path to 1e-10; ``compiled=False`` forces the reference path.
+A step without contacts runs in the compiled kernels (``dynamics.fast``; rigid connections
+included), which tests keep equal to the reference path to 1e-10; ``compiled=False`` forces
+the reference path.
 """
 
 from __future__ import annotations
@@ -212,9 +213,9 @@ class Simulator:
         return self.state
 
     def fast_dynamics(self) -> FastDynamics | None:
-        """The compiled dynamics of this simulator, or None when a step needs the reference path
-        (``compiled=False``, rigid connections, contacts)."""
-        if not self.compiled or self.constraints or self.contacts is not None or self.method not in METHODS:
+        """The compiled dynamics of this simulator (with its rigid connections), or None when a
+        step needs the reference path (``compiled=False``, contacts)."""
+        if not self.compiled or self.contacts is not None or self.method not in METHODS:
             return None
         fast = self._fast
         if (
@@ -224,6 +225,7 @@ class Simulator:
             or fast.model is not self.model
         ):
             fast = self._fast = FastDynamics(self.model, self.env, self.thrusters)
+        fast.set_constraints(self.constraints, *self.baumgarte)
         return fast
 
     def acceleration(self) -> Array:

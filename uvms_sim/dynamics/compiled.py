@@ -675,9 +675,240 @@ def _carve(W, nb, nq, nv, nt):
 
 
 @njit(**JIT)
-def _aba(BF, BI, TF, TI, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq):
+def _accel(BF, BI, TF, TI, CI, CF, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq):
+    """q̈: forward pass, ABA, and with rigid connections (rows of CI/CF) the Udwadia-Kalaba
+    correction (``constraints.constrained_aba``)."""
     forward_pass(BF, BI, TF, TI, WB, S, thrust, q, v, f_ext, n, fluid)
     aba_pass(BF, BI, WB, S, tau, ddq)
+    if CI.shape[0]:
+        _constrain(BF, BI, CI, CF, WB, S, v, ddq)
+
+
+# -- rigid connections (Udwadia-Kalaba, seed 001 eq. 20; dynamics.constraints) ----------------------
+@njit(**JIT)
+def _s_column(BF, BI, i, k, out):
+    """Column k of joint i's motion subspace S (child coordinates) into out[0:6]."""
+    for a in range(6):
+        out[a] = 0.0
+    jt = BI[i, JTYPE]
+    if jt == REVOLUTE:
+        for a in range(3):
+            out[3 + a] = BF[i, AXIS + a]
+    elif jt == PRISMATIC:
+        for a in range(3):
+            out[a] = BF[i, AXIS + a]
+    elif jt == SPHERICAL:
+        out[3 + k] = 1.0
+    else:
+        out[k] = 1.0
+
+
+@njit(**JIT)
+def _crba(BF, BI, WB, S, M):
+    """Joint-space inertia with added mass (dynamics.crba): composite inertias accumulated
+    inward with the structured ``Xᵀ I X``, then ``M_ij = S_iᵀ (X...)ᵀ I^c_i S_j``."""
+    nb, nv = BI.shape[0], M.shape[0]
+    Ic = np.empty(nb * 36)
+    for i in range(nb):
+        for a in range(36):
+            Ic[36 * i + a] = BF[i, IH + a]
+    for i in range(nb - 1, 0, -1):
+        lam = BI[i, PARENT]
+        if lam >= 0:
+            _add_congruence(WB, i, Ic, 36 * i, Ic, 36 * lam, S)
+    for a in range(nv):
+        for b in range(nv):
+            M[a, b] = 0.0
+    F = np.empty(6)
+    col = np.empty(6)
+    for i in range(nb):
+        nvi = BI[i, JNV]
+        for k in range(nvi):
+            _s_column(BF, BI, i, k, col)
+            for a in range(6):
+                s = 0.0
+                for b in range(6):
+                    s += Ic[36 * i + 6 * a + b] * col[b]
+                F[a] = s
+            j = i
+            while True:
+                nvj = BI[j, JNV]
+                for kk in range(nvj):
+                    _s_column(BF, BI, j, kk, col)
+                    s = 0.0
+                    for a in range(6):
+                        s += F[a] * col[a]
+                    M[BI[i, IV] + k, BI[j, IV] + kk] = s
+                    M[BI[j, IV] + kk, BI[i, IV] + k] = s
+                lam = BI[j, PARENT]
+                if lam < 0:
+                    break
+                tmp = np.zeros(6)
+                _xforce_add(WB, j, F, 0, tmp, 0)
+                F[:] = tmp
+                j = lam
+
+
+@njit(**JIT)
+def _jacobian(BF, BI, WB, i, J):
+    """6 x nv body Jacobian of body i in its own axes (constraints.body_jacobian): column of
+    ancestor k's joint = X_{i<-k} S_k, carried down the chain from k to i."""
+    nv = J.shape[1]
+    for a in range(6):
+        for b in range(nv):
+            J[a, b] = 0.0
+    col = np.empty(6)
+    tmp = np.empty(6)
+    k = i
+    while k >= 0:
+        for c in range(BI[k, JNV]):
+            _s_column(BF, BI, k, c, col)
+            # carry from k's frame down to i's: apply X of every body below k on the path to i
+            j = i
+            path = np.empty(BI.shape[0], dtype=np.int64)
+            m = 0
+            while j != k:
+                path[m] = j
+                m += 1
+                j = BI[j, PARENT]
+            for p in range(m - 1, -1, -1):
+                _xmotion(WB, path[p], col, 0, tmp, 0)
+                col[:] = tmp
+            for a in range(6):
+                J[a, BI[k, IV] + c] = col[a]
+        k = BI[k, PARENT]
+
+
+@njit(**JIT)
+def _mat2quat(R):
+    """Unit quaternion [w x y z] (w >= 0) of a rotation matrix (Shepperd's method; the same
+    quaternion transforms3d.mat2quat returns for an orthonormal matrix)."""
+    t = R[0, 0] + R[1, 1] + R[2, 2]
+    if t > 0.0:
+        s = 2.0 * math.sqrt(t + 1.0)
+        w, x, y, z = 0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
+    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        w, x, y, z = (R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s
+    elif R[1, 1] > R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
+        w, x, y, z = (R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s
+    else:
+        s = 2.0 * math.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
+        w, x, y, z = (R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s
+    if w < 0.0:
+        return -w, -x, -y, -z
+    return w, x, y, z
+
+
+@njit(**JIT)
+def _constrain(BF, BI, CI, CF, WB, S, v, ddq):
+    """ddq <- q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u) with M = L Lᵀ (constraints.udwadia_kalaba);
+    rows ``A = J_c - X J_p``, ``b = X a⁰_p - a⁰_c - 2α ė - β² e`` per connection
+    (constraints.constraint_equations). CF rows: E (9, child_R_parent), r (3), α, β."""
+    nb, nv, nc = BI.shape[0], ddq.shape[0], CI.shape[0]
+    a0 = np.empty((nb, 6))
+    for i in range(nb):
+        lam = BI[i, PARENT]
+        if lam < 0:
+            for a in range(6):
+                a0[i, a] = WB[i, WC + a]
+        else:
+            _xmotion(WB, i, a0[lam], 0, a0[i], 0)
+            for a in range(6):
+                a0[i, a] += WB[i, WC + a]
+    A = np.zeros((6 * nc, nv))
+    b = np.zeros(6 * nc)
+    Jp = np.empty((6, nv))
+    Jc = np.empty((6, nv))
+    Rt = np.empty((3, 3))
+    Rc = np.empty((3, 3))
+    for k in range(nc):
+        p, c = CI[k, 0], CI[k, 1]
+        E = CF[k, 0:9].reshape((3, 3))
+        r = CF[k, 9:12]
+        alpha, beta = CF[k, 12], CF[k, 13]
+        _jacobian(BF, BI, WB, p, Jp)
+        _jacobian(BF, BI, WB, c, Jc)
+        # X = [[E, -E r~], [0, E]] applied to columns / vectors
+        for col in range(nv):
+            m0, m1, m2 = Jp[0, col], Jp[1, col], Jp[2, col]
+            w0, w1, w2 = Jp[3, col], Jp[4, col], Jp[5, col]
+            d0 = m0 - (r[1] * w2 - r[2] * w1)
+            d1 = m1 - (r[2] * w0 - r[0] * w2)
+            d2 = m2 - (r[0] * w1 - r[1] * w0)
+            for a in range(3):
+                A[6 * k + a, col] = Jc[a, col] - (E[a, 0] * d0 + E[a, 1] * d1 + E[a, 2] * d2)
+                A[6 * k + 3 + a, col] = Jc[3 + a, col] - (E[a, 0] * w0 + E[a, 1] * w1 + E[a, 2] * w2)
+        # X a⁰_p and X v_p
+        for which in range(2):
+            src = a0[p] if which == 0 else WB[p, WV : WV + 6]
+            m0, m1, m2, w0, w1, w2 = src[0], src[1], src[2], src[3], src[4], src[5]
+            d0 = m0 - (r[1] * w2 - r[2] * w1)
+            d1 = m1 - (r[2] * w0 - r[0] * w2)
+            d2 = m2 - (r[0] * w1 - r[1] * w0)
+            for a in range(3):
+                lin = E[a, 0] * d0 + E[a, 1] * d1 + E[a, 2] * d2
+                ang = E[a, 0] * w0 + E[a, 1] * w1 + E[a, 2] * w2
+                if which == 0:
+                    b[6 * k + a] = lin - a0[c, a]
+                    b[6 * k + 3 + a] = ang - a0[c, 3 + a]
+                else:  # ė = v_c - X v_p
+                    b[6 * k + a] -= 2.0 * alpha * (WB[c, WV + a] - lin)
+                    b[6 * k + 3 + a] -= 2.0 * alpha * (WB[c, WV + 3 + a] - ang)
+        # pose error e = [Rcᵀ(p_c - p_p - R_p r); 2 sign(w) vec(q_t⁻¹ ⊗ q_c)], R_t = R_p Eᵀ
+        for a in range(3):
+            for bb in range(3):
+                Rc[a, bb] = WB[c, WRW + 3 * a + bb]
+                s = 0.0
+                for kk in range(3):
+                    s += WB[p, WRW + 3 * a + kk] * E[bb, kk]
+                Rt[a, bb] = s
+        dp = np.empty(3)
+        for a in range(3):
+            dp[a] = WB[c, WPW + a] - WB[p, WPW + a]
+            for kk in range(3):
+                dp[a] -= WB[p, WRW + 3 * a + kk] * r[kk]
+        for a in range(3):
+            ep = Rc[0, a] * dp[0] + Rc[1, a] * dp[1] + Rc[2, a] * dp[2]
+            b[6 * k + a] -= beta * beta * ep
+        tw, tx, ty, tz = _mat2quat(Rt)
+        cw, cx, cy, cz = _mat2quat(Rc)
+        ew, ex, ey, ez = _qmult(tw, -tx, -ty, -tz, cw, cx, cy, cz)
+        sg = 1.0 if ew >= 0.0 else -1.0
+        if ew == 0.0:
+            sg = 1.0
+        b[6 * k + 3] -= beta * beta * 2.0 * sg * ex
+        b[6 * k + 4] -= beta * beta * 2.0 * sg * ey
+        b[6 * k + 5] -= beta * beta * 2.0 * sg * ez
+    M = np.empty((nv, nv))
+    _crba(BF, BI, WB, S, M)
+    L = np.linalg.cholesky(M)
+    # G = A L⁻ᵀ  (rows of A solved against L: L gᵀ = aᵀ)
+    m = 6 * nc
+    G = np.empty((m, nv))
+    for row in range(m):
+        for j in range(nv):
+            s = A[row, j]
+            for kk in range(j):
+                s -= L[j, kk] * G[row, kk]
+            G[row, j] = s / L[j, j]
+    res = np.empty(m)
+    for row in range(m):
+        s = b[row]
+        for j in range(nv):
+            s -= A[row, j] * ddq[j]
+        res[row] = s
+    z = np.linalg.pinv(G, rcond=1e-10) @ res
+    # ddq += L⁻ᵀ z
+    corr = np.empty(nv)
+    for j in range(nv - 1, -1, -1):
+        s = z[j]
+        for kk in range(j + 1, nv):
+            s -= L[kk, j] * corr[kk]
+        corr[j] = s / L[j, j]
+    for j in range(nv):
+        ddq[j] += corr[j]
 
 
 # -- integration ----------------------------------------------------------------------------------
@@ -745,7 +976,7 @@ def _finite(x):
 
 
 @njit(**JIT)
-def _step(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
+def _step(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
     """One RKMK4 step (method 0, integrate.step_rk4) or semi-implicit Euler step (method 1);
     fluid[s] = (current, acceleration, gravity) at t, t+h/2, t+h. False on a non-finite value
     (q_out, v_out then hold garbage)."""
@@ -754,7 +985,7 @@ def _step(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out
     th = WV[12]
     if method == 1:
         acc = WV[4]
-        _aba(BF, BI, TF, TI, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], acc)
+        _accel(BF, BI, TF, TI, CI, CF, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], acc)
         if not _finite(acc):
             return False
         for a in range(nv):
@@ -764,7 +995,7 @@ def _step(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out
         return _finite(v_out) and _finite(q_out)
     for a in range(nv):
         th[a] = 0.0
-    _aba(BF, BI, TF, TI, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], WV[4])
+    _accel(BF, BI, TF, TI, CI, CF, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], WV[4])
     if not _finite(WV[4]):
         return False
     _tangent_rate(BI, S, th, v, WV[8])
@@ -774,7 +1005,24 @@ def _step(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out
             th[a] = c * WV[7 + s, a]
             WV[s, a] = v[a] + c * WV[3 + s, a]
         integrate(BI, S, q, th, WQ[s])
-        _aba(BF, BI, TF, TI, WB, S, thrust, WQ[s], WV[s], tau, f_ext, n, fluid[1 if s < 3 else 2], WV[4 + s])
+        _accel(
+            BF,
+            BI,
+            TF,
+            TI,
+            CI,
+            CF,
+            WB,
+            S,
+            thrust,
+            WQ[s],
+            WV[s],
+            tau,
+            f_ext,
+            n,
+            fluid[1 if s < 3 else 2],
+            WV[4 + s],
+        )
         if not _finite(WV[4 + s]):
             return False
         _tangent_rate(BI, S, th, WV[s], WV[8 + s])
@@ -787,22 +1035,22 @@ def _step(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out
 
 # -- entry points from Python ---------------------------------------------------------------------
 @njit(**JIT)
-def aba(BF, BI, TF, TI, W, q, v, tau, f_ext, n, fluid, ddq):
+def aba(BF, BI, TF, TI, CI, CF, W, q, v, tau, f_ext, n, fluid, ddq):
     """q̈ into ``ddq`` at (q, v) for tau, body wrenches f_ext (nb x 6), thruster shaft speeds n,
     fluid = [current, acceleration, gravity] (3 x 3); W a workspace buffer. Thrusts are left in
     the workspace."""
     WB, _, _, thrust, S = _carve(W, BI.shape[0], q.shape[0], v.shape[0], TI.shape[0])
-    _aba(BF, BI, TF, TI, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq)
+    _accel(BF, BI, TF, TI, CI, CF, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq)
 
 
 @njit(**JIT)
-def step(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
+def step(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
     """One step; see ``_step``."""
-    return _step(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out)
+    return _step(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out)
 
 
 @njit(**JIT)
-def step_many(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, steps, q_out, v_out):
+def step_many(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, steps, q_out, v_out):
     """``steps`` steps with the inputs and the fluid held (``Simulator.advance``); returns the
     number of steps done (fewer on a non-finite value: q_out, v_out then hold the last finite
     state)."""
@@ -811,7 +1059,7 @@ def step_many(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, steps, q
     qa[:] = q
     va[:] = v
     for k in range(steps):
-        if not _step(BF, BI, TF, TI, W, method, qa, va, tau, f_ext, n, fluid, h, q_out, v_out):
+        if not _step(BF, BI, TF, TI, CI, CF, W, method, qa, va, tau, f_ext, n, fluid, h, q_out, v_out):
             q_out[:] = qa
             v_out[:] = va
             return k
@@ -821,15 +1069,15 @@ def step_many(BF, BI, TF, TI, W, method, q, v, tau, f_ext, n, fluid, h, steps, q
 
 
 @njit(**JIT)
-def aba_repeat(BF, BI, TF, TI, W, q, v, tau, f_ext, n, fluid, ddq, repeat):
+def aba_repeat(BF, BI, TF, TI, CI, CF, W, q, v, tau, f_ext, n, fluid, ddq, repeat):
     """``aba`` called ``repeat`` times inside compiled code (benchmarks: the cost without the
     Python call)."""
     for _ in range(repeat):
-        aba(BF, BI, TF, TI, W, q, v, tau, f_ext, n, fluid, ddq)
+        aba(BF, BI, TF, TI, CI, CF, W, q, v, tau, f_ext, n, fluid, ddq)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_step(BF, BI, TF, TI, WS, method, Q, V, TAU, F_EXT, N, fluid, h, steps, ok):
+def batch_step(BF, BI, TF, TI, CI, CF, WS, method, Q, V, TAU, F_EXT, N, fluid, h, steps, ok):
     """``steps`` steps of every copy k (rows of Q, V, TAU, N; F_EXT[k] is nb x 6), in place.
     Copies are split over the threads, each with its own workspace row ``WS[t]``; a copy whose
     state stops being finite keeps its last finite state and gets ``ok[k] = False``."""
@@ -843,7 +1091,25 @@ def batch_step(BF, BI, TF, TI, WS, method, Q, V, TAU, F_EXT, N, fluid, h, steps,
             for _ in range(steps):
                 if not ok[k]:
                     break
-                if _step(BF, BI, TF, TI, WS[t], method, Q[k], V[k], TAU[k], F_EXT[k], N[k], fluid, h, qn, vn):
+                if _step(
+                    BF,
+                    BI,
+                    TF,
+                    TI,
+                    CI,
+                    CF,
+                    WS[t],
+                    method,
+                    Q[k],
+                    V[k],
+                    TAU[k],
+                    F_EXT[k],
+                    N[k],
+                    fluid,
+                    h,
+                    qn,
+                    vn,
+                ):
                     Q[k, :] = qn
                     V[k, :] = vn
                 else:

@@ -53,6 +53,24 @@ class FastDynamics:
         self.fluid[:, 2] = self.env.gravity_vector
         self.q_out = np.zeros(model.nq)
         self.v_out = np.zeros(model.nv)
+        self.CI = np.zeros((0, 2), dtype=np.int64)  # rigid connections: parent, child
+        self.CF = np.zeros((0, 14))  # E (child_R_parent, row-major), r, Baumgarte α, β
+        self._constraints_key: tuple = ()
+        self.constraints: list = []
+        self.baumgarte = (5.0, 5.0)
+
+    def set_constraints(self, constraints, alpha: float = 5.0, beta: float = 5.0) -> None:
+        """Rigid connections (``constraints.RigidConstraint``) enforced by the Udwadia-Kalaba
+        correction in every evaluation, with Baumgarte gains α, β (1/s)."""
+        key = (tuple(id(c) for c in constraints), alpha, beta)
+        if key == self._constraints_key:
+            return
+        self._constraints_key = key
+        self.constraints, self.baumgarte = list(constraints), (alpha, beta)
+        self.CI = np.array([(c.parent, c.child) for c in constraints], dtype=np.int64).reshape(-1, 2)
+        self.CF = np.array([[*np.ravel(c.E), *c.r, alpha, beta] for c in constraints], dtype=float).reshape(
+            -1, 14
+        )
 
     @classmethod
     def from_system(cls, system) -> FastDynamics:
@@ -125,7 +143,7 @@ class FastDynamics:
         else:
             fluid[0], fluid[1] = env.fluid_state(t)
         compiled.aba(
-            BF, BI, TF, TI, self.W, _f64(q), _f64(v),
+            BF, BI, TF, TI, self.CI, self.CF, self.W, _f64(q), _f64(v),
             self.zero_tau if tau is None else _f64(tau),
             self.no_wrench if f_ext is None else _f64(f_ext),
             self._speeds(n), fluid, self.ddq,
@@ -140,7 +158,21 @@ class FastDynamics:
         tau = self.zero_tau if tau is None else np.ascontiguousarray(tau, dtype=float)
         fluid = self.fluid_at(0.0, 0.0)[0]
         compiled.aba_repeat(
-            BF, BI, TF, TI, self.W, q, v, tau, self.no_wrench, self._speeds(None), fluid, self.ddq, repeat
+            BF,
+            BI,
+            TF,
+            TI,
+            self.CI,
+            self.CF,
+            self.W,
+            q,
+            v,
+            tau,
+            self.no_wrench,
+            self._speeds(None),
+            fluid,
+            self.ddq,
+            repeat,
         )
         return self.ddq.copy()
 
@@ -155,7 +187,23 @@ class FastDynamics:
         n = self._speeds(n)
         fluid = self.fluid_at(t, h)
         if not compiled.step(
-            BF, BI, TF, TI, self.W, METHODS[method], q, v, tau, f_ext, n, fluid, h, self.q_out, self.v_out
+            BF,
+            BI,
+            TF,
+            TI,
+            self.CI,
+            self.CF,
+            self.W,
+            METHODS[method],
+            q,
+            v,
+            tau,
+            f_ext,
+            n,
+            fluid,
+            h,
+            self.q_out,
+            self.v_out,
         ):
             self._raise_non_finite(q, v, h, method, tau, f_ext, n, t)
         return self.q_out.copy(), self.v_out.copy()
@@ -180,6 +228,8 @@ class FastDynamics:
             BI,
             TF,
             TI,
+            self.CI,
+            self.CF,
             self.W,
             METHODS[method],
             q,
@@ -197,7 +247,7 @@ class FastDynamics:
 
     def _raise_non_finite(self, q, v, h, method, tau, f_ext, n, t) -> None:
         """Re-run the step with the reference code, which names the first non-finite value."""
-        from .aba import aba
+        from .constraints import constrained_aba
 
         env, model = self.env, self.model
         data = model.create_data()
@@ -212,7 +262,14 @@ class FastDynamics:
             return out
 
         INTEGRATORS[method](
-            model, q, v, h, lambda qq, vv, tt: aba(model, data, qq, vv, tau, env, wrench, tt), t
+            model,
+            q,
+            v,
+            h,
+            lambda qq, vv, tt: constrained_aba(
+                model, data, qq, vv, tau, self.constraints, env, wrench, tt, *self.baumgarte
+            ),
+            t,
         )
         raise NonFiniteStateError(f"non-finite state at t={t:.6g} s; state not advanced")
 
@@ -249,6 +306,8 @@ class BatchDynamics:
             BI,
             TF,
             TI,
+            self.fast.CI,
+            self.fast.CF,
             self.W,
             METHODS[method],
             self.q,
