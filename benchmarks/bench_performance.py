@@ -126,23 +126,25 @@ def dynamics_rows(repeat: int) -> list[tuple]:
 
 def connected_rows(repeat: int) -> list[tuple]:
     """us per RK4 step (2 ms) of seed 004's pair (case A): one tree with a fixed joint, and two
-    floating vehicles held by the Udwadia-Kalaba connection."""
+    floating vehicles held by the Udwadia-Kalaba connection (compiled, and the reference)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
     from multibody_cases import case_a
 
     rows = []
     tmp = Path(tempfile.mkdtemp())
-    for method in ("tree", "constraint"):
+    for method, compiled in (("tree", True), ("constraint", True), ("constraint", False)):
         path = tmp / f"{method}.yaml"
         path.write_text(case_a(2.0, damping=[5, 5, 5, 1, 1, 1], method=method))
         sim = Simulator.from_system(load(path))
+        sim.compiled = compiled
         state = sim.state
 
         def one_step(sim=sim, state=state):
             sim.state = state
             sim.step(0.002)
 
-        rows.append((method, sim.model.nv, per_call_us(one_step, max(1, repeat // 10))))
+        label = method if compiled else f"{method}, reference numpy path"
+        rows.append((label, sim.model.nv, per_call_us(one_step, max(1, repeat // (10 if compiled else 100)))))
     return rows
 
 

@@ -69,9 +69,16 @@ def run_replay(args) -> int:
     except BagError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    n_cmd, n_odo = len(bag.commands.t), len(bag.odometry.t)
+    n_cmd, n_odo = len(bag.commands.t) + len(bag.overrides.t), len(bag.odometry.t)
     source = "poses (velocities differentiated)" if bag.motion_source == "pose" else "odometry"
     print(f"{args.bag}: {n_cmd} commands on {bag.command_topic}, {n_odo} {source} on {bag.odometry_topic}")
+    if bag.command_source == "rc_override":
+        states = (
+            f"{len(bag.autopilot_states.t)} on {bag.state_topic}"
+            if bag.state_topic
+            else "none: armed, MANUAL"
+        )
+        print(f"  no PWM topic: RC override flown through the emulated ArduSub (mavros State: {states})")
     for topic, count in bag.ignored.items():
         print(f"  not used: {count} messages on {topic}")
     if bag.out_of_order:

@@ -179,6 +179,16 @@ class ModeGains:
     i_z_max: float = 0.5  # integrator limit (throttle)
 
 
+def infer_frame(motors: list[int]) -> str | None:
+    """ArduSub frame of a vehicle from its motor numbers (6: vectored, 8: vectored_6dof)."""
+    numbered = sorted(m for m in motors if m is not None)
+    if numbered == list(range(1, 9)):
+        return "vectored_6dof"
+    if numbered == list(range(1, 7)):
+        return "vectored"
+    return None
+
+
 @dataclass
 class ArduSubEmulator:
     """Arming, mode and RC override in; motor PWM out (see module docstring)."""

@@ -21,6 +21,8 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 INTERFACES = Path(__file__).resolve().parents[2] / "interfaces"
 COMMAND_TYPES = ("mavros_msgs/msg/RCOut", "std_msgs/msg/UInt16MultiArray")
+OVERRIDE_TYPE = "mavros_msgs/msg/OverrideRCIn"
+STATE_TYPE = "mavros_msgs/msg/State"
 ODOMETRY_TYPE = "nav_msgs/msg/Odometry"
 POSE_TYPE = "geometry_msgs/msg/PoseStamped"
 
@@ -63,6 +65,10 @@ class BagContents:
     joints: Series = field(default_factory=Series)  # (names, efforts) of joint_commands
     joint_topic: str | None = None
     motion_source: str = "odometry"  # or "pose": velocities differentiated from PoseStamped
+    command_source: str = "pwm"  # or "rc_override": the pilot's sticks, through the emulated ArduSub
+    overrides: Series = field(default_factory=Series)  # OverrideRCIn channels (when no PWM topic)
+    autopilot_states: Series = field(default_factory=Series)  # (armed, mode) from mavros State
+    state_topic: str | None = None
 
 
 def read_bag(
@@ -96,8 +102,19 @@ def read_bag(
             raise BagError(
                 f"{path}: topic {odometry_topic} is {motion_type}, expected {ODOMETRY_TYPE} or {POSE_TYPE}"
             )
+        source, state_topic = "pwm", None
         if command_topic is None:
-            raise BagError(f"{path}: no thruster command topic ({', '.join(COMMAND_TYPES)})")
+            command_topic = next((c.topic for c in conns if c.msgtype == OVERRIDE_TYPE), None)
+            if command_topic is None:
+                raise BagError(
+                    f"{path}: no thruster command topic ({', '.join(COMMAND_TYPES)}) and no RC override "
+                    f"({OVERRIDE_TYPE})"
+                )
+            source = "rc_override"
+            state_topic = next((c.topic for c in conns if c.msgtype == STATE_TYPE), None)
+        elif next(c.msgtype for c in conns if c.topic == command_topic) == OVERRIDE_TYPE:
+            source = "rc_override"
+            state_topic = next((c.topic for c in conns if c.msgtype == STATE_TYPE), None)
         if joint_topic is not None:
             joint_topic = next(
                 (
@@ -108,7 +125,7 @@ def read_bag(
                 None,
             )
         joints = Series()
-        commands, odometry = Series(), Series()
+        commands, odometry, states = Series(), Series(), Series()
         ignored: dict[str, int] = {}
         out_of_order = 0
         start = reader.start_time
@@ -119,7 +136,7 @@ def read_bag(
             raise BagError(f"{path}: cannot read the messages: {exc}") from None
         for conn, stamp, raw in messages:
             t = (stamp - start) * 1e-9
-            if conn.topic not in (command_topic, odometry_topic, joint_topic):
+            if conn.topic not in (command_topic, odometry_topic, joint_topic, state_topic):
                 ignored[conn.topic] = ignored.get(conn.topic, 0) + 1
                 continue
             if t < last_t.get(conn.topic, -np.inf):
@@ -133,8 +150,12 @@ def read_bag(
                 else:
                     ignored[conn.topic] = ignored.get(conn.topic, 0) + 1
                 continue
+            if conn.topic == state_topic:
+                states.t.append(t)
+                states.values.append((bool(msg.armed), str(msg.mode)))
+                continue
             if conn.topic == command_topic:
-                values = msg.channels if conn.msgtype == "mavros_msgs/msg/RCOut" else msg.data
+                values = msg.data if conn.msgtype == "std_msgs/msg/UInt16MultiArray" else msg.channels
                 commands.t.append(t)
                 commands.values.append(np.asarray(values, dtype=float))
             elif conn.msgtype == POSE_TYPE:
@@ -155,7 +176,7 @@ def read_bag(
         raise BagError(f"{path}: topic {command_topic} has no messages")
     order = np.argsort(commands.t, kind="stable")
     commands = Series([commands.t[k] for k in order], [commands.values[k] for k in order])
-    source = "odometry"
+    motion_source = "odometry"
     if motion_type == POSE_TYPE and odometry.t:
         order = np.argsort(odometry.t, kind="stable")
         t_pose = np.asarray(odometry.t)[order]
@@ -164,8 +185,11 @@ def read_bag(
             raise BagError(f"{path}: {odometry_topic} needs at least two poses with distinct stamps")
         rows[:, 7:] = velocities_from_poses(t_pose, rows[:, :7])
         odometry = Series(list(t_pose), list(rows))
-        source = "pose"
+        motion_source = "pose"
     gaps = np.diff(commands.t) if len(commands.t) > 1 else np.zeros(1)
+    overrides = Series()
+    if source == "rc_override":  # the sticks go through the emulated autopilot, not to the motors
+        commands, overrides = Series(), commands
     return BagContents(
         commands,
         odometry,
@@ -177,7 +201,11 @@ def read_bag(
         start,
         joints,
         joint_topic,
+        motion_source,
         source,
+        overrides,
+        states,
+        state_topic,
     )
 
 
@@ -262,6 +290,22 @@ def odometry_message(store, stamp_ns: int, row, frame_id: str = "odom", child: s
         pose=T["geometry_msgs/msg/PoseWithCovariance"](pose=_pose(store, r), covariance=cov),
         twist=T["geometry_msgs/msg/TwistWithCovariance"](twist=twist, covariance=cov),
     )
+
+
+def override_message(store, stamp_ns: int, channels):
+    """A mavros_msgs/OverrideRCIn (rosbags class): 18 channels, channel 1 first (0 releases a
+    channel, 65535 leaves it)."""
+    ch = np.full(18, 65535, dtype=np.uint16)
+    ch[: len(channels)] = np.asarray(channels, dtype=np.uint16)
+    return store.types[OVERRIDE_TYPE](channels=ch)
+
+
+def state_message(store, stamp_ns: int, armed: bool, mode: str):
+    """A mavros_msgs/State (rosbags class) as MAVROS publishes it for ArduSub."""
+    return store.types[STATE_TYPE](
+        header=_header(store, stamp_ns, ""), connected=True, armed=armed, guided=False,
+        manual_input=True, mode=mode, system_status=4 if armed else 3,
+    )  # fmt: skip
 
 
 def rcout_message(store, stamp_ns: int, pwm):

@@ -109,6 +109,11 @@ def identify(
     (``X_u = -D``), thrust scales as ``thrust_forward_scale`` / ``thrust_reverse_scale``.
     ``window`` is the number of sample intervals integrated into one equation."""
     model = system.model
+    if bag.command_source != "pwm":
+        raise ValueError(
+            "identification needs the PWM the autopilot applied (mavros rc/out or thrusters/pwm); "
+            "this bag has only the pilot's RC override"
+        )
     t, odo = bag.odometry.arrays()
     if len(t) < 4 * window + 1:
         raise ValueError(

@@ -2,8 +2,12 @@
 PWM logged in the experiment) and write what it predicts next to what was recorded.
 
 Commands are held between messages (zero-order hold); servo channel n drives the thruster
-whose motor number is n. The state is sampled at the measured odometry's stamps (or at
-``sample_rate``) and returned in the same ENU/FLU layout as ``bag.BagContents.odometry``.
+whose motor number is n. A bag with the pilot's RC override instead of the applied PWM is
+flown through the emulated ArduSub (``actuators.ardusub.ArduSubEmulator``, the frame inferred
+from the motor numbers, updated at ``autopilot_rate`` from the simulated state), with arming
+and mode from the bag's mavros State messages (armed, MANUAL if there are none). The state is
+sampled at the measured odometry's stamps (or every 0.1 s) and returned in the same ENU/FLU
+layout as ``bag.BagContents.odometry``.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ def replay(
     initial_odometry: bool = True,
     progress: bool = False,
     configurations: list | None = None,
+    autopilot_rate: float = 200.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Simulate the bag's commands; ``(t, rows)`` at ``sample_times`` (default: the measured
     odometry's stamps, else every 0.1 s). With ``initial_odometry`` the vehicle starts at the
@@ -64,6 +69,7 @@ def replay(
         motors = sim.joint_motors = JointMotors(system.model, q=system.initial_q)
     t_joint = np.asarray(bag.joints.t)
     k_joint = 0
+    pilot = _Pilot(system, bank, bag, autopilot_rate) if bag.command_source == "rc_override" else None
     rows = []
     k_cmd = 0
     shown = -1
@@ -75,17 +81,62 @@ def replay(
             while k_cmd < len(t_cmd) and t_cmd[k_cmd] <= sim.state.t + 1e-12:
                 bank.set_motor_pwm(pwm[k_cmd])
                 k_cmd += 1
+            h = min(dt, t_sample - sim.state.t)
+            if pilot is not None:
+                h = min(h, pilot.update(sim))
             while motors is not None and k_joint < len(t_joint) and t_joint[k_joint] <= sim.state.t + 1e-12:
                 efforts = {n: e for n, e in bag.joints.values[k_joint].items() if n in motors.names}
                 motors.command("effort", efforts)
                 k_joint += 1
-            sim.step(min(dt, t_sample - sim.state.t))
+            sim.step(h)
         rows.append(odometry_row(sim.state.q[:7], sim.state.v[:6]))
         if configurations is not None:
             configurations.append(sim.state.q.copy())
     if progress:
         print("\rreplaying 100 %", file=sys.stderr)
     return np.asarray(sample_times), np.asarray(rows)
+
+
+class _Pilot:
+    """The emulated ArduSub between a bag's RC override / mavros State and the thrusters."""
+
+    def __init__(self, system: System, bank, bag: BagContents, rate: float) -> None:
+        from ..actuators.ardusub import ArduSubEmulator, infer_frame
+
+        frame = infer_frame(bank.motors)
+        if frame is None:
+            raise ValueError(
+                f"RC override replay needs an ArduSub frame: motor numbers {bank.motors} are not 1-6 or 1-8"
+            )
+        self.autopilot = ArduSubEmulator(frame)
+        self.period = 1.0 / rate
+        self.bank = bank
+        self.t_rc, self.rc = np.asarray(bag.overrides.t), bag.overrides.values
+        self.t_state, self.states = np.asarray(bag.autopilot_states.t), bag.autopilot_states.values
+        if not len(self.t_state):
+            self.autopilot.arm(True)  # no State messages: an armed vehicle in MANUAL
+        self.k_rc = self.k_state = 0
+        self.next_update = -np.inf
+
+    def update(self, sim) -> float:
+        """Apply the messages due, run the autopilot if its period is up; time to its next run."""
+        from ..actuators.ardusub import VehicleState
+
+        t = sim.state.t
+        while self.k_state < len(self.t_state) and self.t_state[self.k_state] <= t + 1e-12:
+            armed, mode = self.states[self.k_state]
+            if armed != self.autopilot.armed:
+                self.autopilot.arm(armed)
+            self.autopilot.set_mode(mode)
+            self.k_state += 1
+        while self.k_rc < len(self.t_rc) and self.t_rc[self.k_rc] <= t + 1e-12:
+            self.autopilot.set_rc(self.rc[self.k_rc][:8])
+            self.k_rc += 1
+        if t >= self.next_update - 1e-12:
+            state = VehicleState.from_free_joint(sim.state.q[:7], sim.state.v[:6])
+            self.bank.set_motor_pwm(self.autopilot.update(state, self.period))
+            self.next_update = t + self.period
+        return max(self.next_update - t, 1e-9)
 
 
 def state_from_odometry(system: System, row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

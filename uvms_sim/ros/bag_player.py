@@ -3,8 +3,11 @@ from the bag, paced at real time.
 
 The commands go out as std_msgs/UInt16MultiArray on ``thrusters/pwm`` in servo order (the
 simulator node takes the first servo channel per thruster; run it with
-``-p ardusub_frame:=none`` so that PWM drives the thrusters directly). /clock carries the
-bag's own time, so recorders and tools with ``use_sim_time`` follow the bag.
+``-p ardusub_frame:=none`` so that PWM drives the thrusters directly). A bag with the pilot's
+RC override instead goes to the node's MAVROS interface, as the pilot's station sent it:
+``mavros/rc/override``, and each mavros State of the bag as ``mavros/cmd/arming`` and
+``mavros/set_mode`` requests. /clock carries the bag's own time, so recorders and tools with
+``use_sim_time`` follow the bag.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import time
 
 import rclpy
 from builtin_interfaces.msg import Time
+from mavros_msgs.msg import OverrideRCIn
+from mavros_msgs.srv import CommandBool, SetMode
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import UInt16MultiArray
 
@@ -20,7 +25,12 @@ from ..replay.bag import BagContents
 
 
 def play(
-    bag: BagContents, rate: float = 1.0, clock_rate: float = 100.0, context=None, topic: str = "thrusters/pwm"
+    bag: BagContents,
+    rate: float = 1.0,
+    clock_rate: float = 100.0,
+    context=None,
+    topic: str = "thrusters/pwm",
+    mavros: str = "mavros",
 ) -> int:
     """Publish the commands at their bag times (x ``rate``); returns 0 when the bag is done."""
     own = context is None and not rclpy.ok()
@@ -28,17 +38,35 @@ def play(
         rclpy.init()
     node = rclpy.create_node("bag_player", context=context)
     try:
-        pwm_pub = node.create_publisher(UInt16MultiArray, topic, 10)
+        pilot = bag.command_source == "rc_override"
+        if pilot:
+            pwm_pub = node.create_publisher(OverrideRCIn, f"{mavros}/rc/override", 10)
+            arming = node.create_client(CommandBool, f"{mavros}/cmd/arming")
+            set_mode = node.create_client(SetMode, f"{mavros}/set_mode")
+            t_cmd, pwm = bag.overrides.arrays()
+            t_state, states = list(bag.autopilot_states.t), bag.autopilot_states.values
+        else:
+            pwm_pub = node.create_publisher(UInt16MultiArray, topic, 10)
+            t_cmd, pwm = bag.commands.arrays()
+            t_state, states = [], []
         clock_pub = node.create_publisher(Clock, "/clock", 10)
-        t_cmd, pwm = bag.commands.arrays()
         end = t_cmd[-1] if len(bag.odometry.t) == 0 else max(t_cmd[-1], bag.odometry.t[-1])
+        k_state = 0
         wall0 = time.monotonic()
         k = 0
         t = 0.0
         while t <= end:
             t = (time.monotonic() - wall0) * rate
+            while k_state < len(t_state) and t_state[k_state] <= t:
+                armed, mode = states[k_state]
+                set_mode.call_async(SetMode.Request(custom_mode=mode))
+                arming.call_async(CommandBool.Request(value=armed))
+                k_state += 1
             while k < len(t_cmd) and t_cmd[k] <= t:
-                pwm_pub.publish(UInt16MultiArray(data=[int(x) for x in pwm[k]]))
+                if pilot:
+                    pwm_pub.publish(OverrideRCIn(channels=[int(x) for x in pwm[k]]))
+                else:
+                    pwm_pub.publish(UInt16MultiArray(data=[int(x) for x in pwm[k]]))
                 k += 1
             ns = bag.start_ns + round(t * 1e9)
             clock_pub.publish(Clock(clock=Time(sec=ns // 10**9, nanosec=ns % 10**9)))

@@ -42,22 +42,12 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import Imu
 from std_msgs.msg import Float64
 
-from ..actuators.ardusub import FRAMES, ArduSubEmulator, VehicleState
+from ..actuators.ardusub import FRAMES, ArduSubEmulator, VehicleState, infer_frame
 from . import messages
 
 RC_OVERRIDE_TIME = 3.0  # s, ArduPilot RC_OVERRIDE_TIME default
 JS_GAIN_DEFAULT = 0.5
 THROTTLE_ARM_BAND = 50.0  # us around 1500 that counts as neutral throttle for arming
-
-
-def infer_frame(motors: list[int]) -> str | None:
-    """ArduSub frame of a vehicle from its motor numbers (6: vectored, 8: vectored_6dof)."""
-    numbered = sorted(m for m in motors if m is not None)
-    if numbered == list(range(1, 9)):
-        return "vectored_6dof"
-    if numbered == list(range(1, 7)):
-        return "vectored"
-    return None
 
 
 class MavrosShim:
