@@ -418,12 +418,12 @@ class SimulatorNode(Node):
             except Exception as exc:  # a dead physics thread must say why
                 self.get_logger().fatal(f"physics stopped: {type(exc).__name__}: {exc}")
                 raise
+            # As fast as possible, the executor thread still gets the GIL at the interpreter's
+            # switch interval (5 ms of wall time), so commands and services are served.
             if self.rtf > 0 and not self.paused:
                 delay = wall0 + (self.sim.state.t - sim0) / self.rtf - time.monotonic()
                 if delay > 0:
                     self.stop_event.wait(delay)
-            else:
-                time.sleep(0)  # let the executor thread take the GIL
 
     def tick(self) -> None:
         """One publish period: the physics steps, grouped between events (autopilot update,
