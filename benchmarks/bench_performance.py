@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_dynamics import per_call_us
 from peers import to_mujoco, to_pinocchio
 
 from uvms_sim.dynamics import aba
@@ -44,17 +45,6 @@ MODELS = {
     "walker (seed 000)": "walker",
     "2 connected vehicles (tree)": "bluerov_pair_seed001",
 }
-
-
-def per_call_us(fn, repeat: int) -> float:
-    fn()
-    best = np.inf
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(repeat):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / repeat)
-    return best * 1e6
 
 
 def machine() -> str:

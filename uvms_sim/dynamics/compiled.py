@@ -208,6 +208,19 @@ def _xmotion(WB, i, src, so, dst, do):
 
 
 @njit(**JIT)
+def _outward(WB, i, lam, src, so, add, ao, dst, do):
+    """dst[do:do+6] = X_i src[so:so+6] + add[ao:ao+6], or ``add`` alone at a root (lam < 0):
+    the outward recursion of velocities and accelerations (seed 000 eqs. 9, A2)."""
+    if lam >= 0:
+        _xmotion(WB, i, src, so, dst, do)
+        for a in range(6):
+            dst[do + a] += add[ao + a]
+    else:
+        for a in range(6):
+            dst[do + a] = add[ao + a]
+
+
+@njit(**JIT)
 def _xforce_add(WB, i, src, so, dst, do):
     """dst[do:do+6] += X_iᵀ src[so:so+6] = [Eᵀf; Eᵀn + r x Eᵀf] (seed 000 eq. A8)."""
     f0, f1, f2 = src[so], src[so + 1], src[so + 2]
@@ -487,13 +500,7 @@ def forward_pass(BF, BI, TF, TI, WB, S, thrust, q, v, f_ext, n, fluid):
                 S[S_VJ + a] = v[k + a]
         lam = BI[i, PARENT]
         row = WB[i]
-        if lam < 0:
-            for a in range(6):
-                row[WV + a] = S[S_VJ + a]
-        else:
-            _xmotion(WB, i, WB[lam], WV, row, WV)
-            for a in range(6):
-                row[WV + a] += S[S_VJ + a]
+        _outward(WB, i, lam, WB[lam], WV, S, S_VJ, row, WV)  # v_i = X_i v_λ + S q̇ (seed 000 eq. 9)
         # c = v x vJ (motion cross product)
         x0, x1, x2, x3, x4, x5 = row[WV], row[WV + 1], row[WV + 2], row[WV + 3], row[WV + 4], row[WV + 5]
         j0, j1, j2 = S[S_VJ], S[S_VJ + 1], S[S_VJ + 2]
@@ -622,13 +629,7 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
     for i in range(nb):
         row = WB[i]
         lam = BI[i, PARENT]
-        if lam < 0:
-            for a in range(6):
-                S[S_AP + a] = row[WC + a]
-        else:
-            _xmotion(WB, i, WB[lam], WA, S, S_AP)
-            for a in range(6):
-                S[S_AP + a] += row[WC + a]
+        _outward(WB, i, lam, WB[lam], WA, row, WC, S, S_AP)  # a' = X_i a_λ + c_i
         nv = BI[i, JNV]
         k = BI[i, IV]
         jt = BI[i, JTYPE]
@@ -810,13 +811,7 @@ def _constrain(BF, BI, CI, CF, WB, S, v, ddq):
     a0 = np.empty((nb, 6))
     for i in range(nb):
         lam = BI[i, PARENT]
-        if lam < 0:
-            for a in range(6):
-                a0[i, a] = WB[i, WC + a]
-        else:
-            _xmotion(WB, i, a0[lam], 0, a0[i], 0)
-            for a in range(6):
-                a0[i, a] += WB[i, WC + a]
+        _outward(WB, i, lam, a0[lam], 0, WB[i], WC, a0[i], 0)  # a⁰_i = X_i a⁰_λ + c_i
     A = np.zeros((6 * nc, nv))
     b = np.zeros(6 * nc)
     Jp = np.empty((6, nv))
@@ -913,6 +908,24 @@ def _constrain(BF, BI, CI, CF, WB, S, v, ddq):
 
 # -- integration ----------------------------------------------------------------------------------
 @njit(**JIT)
+def _rotate(S, o, x, xo, out, oo, add):
+    """out[oo:oo+3] (=, or += with add) R x[xo:xo+3], R the row-major 3x3 at S[o:o+9]."""
+    x0, x1, x2 = x[xo], x[xo + 1], x[xo + 2]
+    for a in range(3):
+        r = S[o + 3 * a] * x0 + S[o + 3 * a + 1] * x1 + S[o + 3 * a + 2] * x2
+        out[oo + a] = out[oo + a] + r if add else r
+
+
+@njit(**JIT)
+def _advance_quat(q, o, dq, d, out):
+    """out[o:o+4] = q[o:o+4] ⊗ exp(dq[d:d+3] / 2), renormalised (integrate.integrate)."""
+    e0, e1, e2, e3 = _quat_exp(dq[d], dq[d + 1], dq[d + 2])
+    w, x, y, z = _qmult(q[o], q[o + 1], q[o + 2], q[o + 3], e0, e1, e2, e3)
+    nrm = math.sqrt(w * w + x * x + y * y + z * z)
+    out[o], out[o + 1], out[o + 2], out[o + 3] = w / nrm, x / nrm, y / nrm, z / nrm
+
+
+@njit(**JIT)
 def integrate(BI, S, q, dq, out):
     """out = q ⊕ dq (integrate.integrate)."""
     for a in range(q.shape[0]):
@@ -924,21 +937,10 @@ def integrate(BI, S, q, dq, out):
         iq, iv = BI[i, IQ], BI[i, IV]
         if jt == FREE:
             _quat2mat(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6], S, S_R)
-            for a in range(3):
-                out[iq + a] += (
-                    S[S_R + 3 * a] * dq[iv]
-                    + S[S_R + 3 * a + 1] * dq[iv + 1]
-                    + S[S_R + 3 * a + 2] * dq[iv + 2]
-                )
-            e0, e1, e2, e3 = _quat_exp(dq[iv + 3], dq[iv + 4], dq[iv + 5])
-            w, x, y, z = _qmult(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6], e0, e1, e2, e3)
-            nrm = math.sqrt(w * w + x * x + y * y + z * z)
-            out[iq + 3], out[iq + 4], out[iq + 5], out[iq + 6] = w / nrm, x / nrm, y / nrm, z / nrm
+            _rotate(S, S_R, dq, iv, out, iq, True)
+            _advance_quat(q, iq + 3, dq, iv + 3, out)
         elif jt == SPHERICAL:
-            e0, e1, e2, e3 = _quat_exp(dq[iv], dq[iv + 1], dq[iv + 2])
-            w, x, y, z = _qmult(q[iq], q[iq + 1], q[iq + 2], q[iq + 3], e0, e1, e2, e3)
-            nrm = math.sqrt(w * w + x * x + y * y + z * z)
-            out[iq], out[iq + 1], out[iq + 2], out[iq + 3] = w / nrm, x / nrm, y / nrm, z / nrm
+            _advance_quat(q, iq, dq, iv, out)
         else:
             out[iq] += dq[iv]
 
@@ -956,12 +958,7 @@ def _tangent_rate(BI, S, theta, v, out):
             if t0 != 0.0 or t1 != 0.0 or t2 != 0.0:
                 e0, e1, e2, e3 = _quat_exp(t0, t1, t2)
                 _quat2mat(e0, e1, e2, e3, S, S_R)
-                for a in range(3):
-                    out[iv + a] = (
-                        S[S_R + 3 * a] * v[iv]
-                        + S[S_R + 3 * a + 1] * v[iv + 1]
-                        + S[S_R + 3 * a + 2] * v[iv + 2]
-                    )
+                _rotate(S, S_R, v, iv, out, iv, False)
             _dexp_inv(t0, t1, t2, v[iv + 3], v[iv + 4], v[iv + 5], out, iv + 3)
         elif jt == SPHERICAL:
             _dexp_inv(theta[iv], theta[iv + 1], theta[iv + 2], v[iv], v[iv + 1], v[iv + 2], out, iv)

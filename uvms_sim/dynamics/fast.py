@@ -127,6 +127,17 @@ class FastDynamics:
                 self.fluid[s, 0], self.fluid[s, 1] = env.fluid_state(ts)
         return self.fluid
 
+    def _model_args(self) -> tuple:
+        """The tables, connections and workspace every kernel takes first (after a refresh)."""
+        self._refresh()
+        return (*self.tables, self.CI, self.CF, self.W)
+
+    def _inputs(self, q, v, tau, f_ext, n) -> tuple:
+        """Inputs as the kernels take them (C-contiguous float64; defaults for None)."""
+        tau = self.zero_tau if tau is None else _f64(tau)
+        f_ext = self.no_wrench if f_ext is None else _f64(f_ext)
+        return _f64(q), _f64(v), tau, f_ext, self._speeds(n)
+
     def _speeds(self, n: Array | None) -> Array:
         if n is not None:
             return np.ascontiguousarray(n, dtype=float)
@@ -152,59 +163,18 @@ class FastDynamics:
 
     def aba_repeat(self, q, v, repeat: int, tau=None) -> Array:
         """``aba`` ``repeat`` times inside compiled code (benchmarks)."""
-        self._refresh()
-        BF, BI, TF, TI = self.tables
-        q, v = np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float)
-        tau = self.zero_tau if tau is None else np.ascontiguousarray(tau, dtype=float)
+        q, v, tau, f_ext, n = self._inputs(q, v, tau, None, None)
         fluid = self.fluid_at(0.0, 0.0)[0]
-        compiled.aba_repeat(
-            BF,
-            BI,
-            TF,
-            TI,
-            self.CI,
-            self.CF,
-            self.W,
-            q,
-            v,
-            tau,
-            self.no_wrench,
-            self._speeds(None),
-            fluid,
-            self.ddq,
-            repeat,
-        )
+        compiled.aba_repeat(*self._model_args(), q, v, tau, f_ext, n, fluid, self.ddq, repeat)
         return self.ddq.copy()
 
     def step(self, q, v, h: float, method: str = "rk4", tau=None, f_ext=None, n=None, t: float = 0.0):
         """One step of ``method`` from time t; new ``(q, v)``. A non-finite result raises
         ``NonFiniteStateError`` with the reference implementation's message."""
-        self._refresh()
-        BF, BI, TF, TI = self.tables
-        q, v = _f64(q), _f64(v)
-        tau = self.zero_tau if tau is None else _f64(tau)
-        f_ext = self.no_wrench if f_ext is None else _f64(f_ext)
-        n = self._speeds(n)
+        q, v, tau, f_ext, n = self._inputs(q, v, tau, f_ext, n)
         fluid = self.fluid_at(t, h)
-        if not compiled.step(
-            BF,
-            BI,
-            TF,
-            TI,
-            self.CI,
-            self.CF,
-            self.W,
-            METHODS[method],
-            q,
-            v,
-            tau,
-            f_ext,
-            n,
-            fluid,
-            h,
-            self.q_out,
-            self.v_out,
-        ):
+        args = (METHODS[method], q, v, tau, f_ext, n, fluid, h, self.q_out, self.v_out)
+        if not compiled.step(*self._model_args(), *args):
             self._raise_non_finite(q, v, h, method, tau, f_ext, n, t)
         return self.q_out.copy(), self.v_out.copy()
 
@@ -216,33 +186,10 @@ class FastDynamics:
         non-finite value ``done < steps`` and ``(q, v)`` is the last finite state."""
         if self.env.current_profile is not None:
             raise ValueError("step_many needs a constant current; step once per stage time instead")
-        self._refresh()
-        BF, BI, TF, TI = self.tables
-        q = np.ascontiguousarray(q, dtype=float)
-        v = np.ascontiguousarray(v, dtype=float)
-        tau = self.zero_tau if tau is None else np.ascontiguousarray(tau, dtype=float)
-        f_ext = self.no_wrench if f_ext is None else np.ascontiguousarray(f_ext, dtype=float)
+        q, v, tau, f_ext, n = self._inputs(q, v, tau, f_ext, n)
         fluid = self.fluid_at(t, h)
-        done = compiled.step_many(
-            BF,
-            BI,
-            TF,
-            TI,
-            self.CI,
-            self.CF,
-            self.W,
-            METHODS[method],
-            q,
-            v,
-            tau,
-            f_ext,
-            self._speeds(n),
-            fluid,
-            h,
-            steps,
-            self.q_out,
-            self.v_out,
-        )
+        args = (METHODS[method], q, v, tau, f_ext, n, fluid, h, steps, self.q_out, self.v_out)
+        done = compiled.step_many(*self._model_args(), *args)
         return self.q_out.copy(), self.v_out.copy(), int(done)
 
     def _raise_non_finite(self, q, v, h, method, tau, f_ext, n, t) -> None:
