@@ -1,5 +1,6 @@
-"""Microseconds per ABA / RNEA / CRBA call and per RK4 step on the library models, and per
-``Simulator.step`` (thrusters and per-link drag included) on the shipped configs.
+"""Microseconds per call of the reference (numpy) ABA / RNEA / CRBA and RK4 step on the library
+models, and per ``Simulator.step`` (compiled kernels; thrusters and per-link drag included) on
+the shipped configs. The compiled dynamics beside Pinocchio and MuJoCo: ``bench_performance.py``.
 
 Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_dynamics.py [--repeat N]``.
 Prints a table; seed 000 reports 2.6 ms per dynamics iteration of the 28-body / 45-DOF
@@ -58,6 +59,7 @@ def main() -> None:
     env = Environment(current=[0.2, 0.1, 0.0])
     rng = np.random.default_rng(0)
     print(f"machine: {platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}")
+    print("reference numpy implementation:")
     header = ("model", "bodies", "nv", "ABA us", "RNEA us", "CRBA us", "RK4 step us")
     print("{:14s} {:>6s} {:>4s} {:>9s} {:>9s} {:>9s} {:>12s}".format(*header))
     for name, factory in MODELS.items():
@@ -65,7 +67,9 @@ def main() -> None:
         print("{:14s} {:6d} {:4d} {:9.0f} {:9.0f} {:9.0f} {:12.0f}".format(name, *row))
     print("seed 000 (1996, SGI Indigo2 R4400 150 MHz): 28 bodies / 45 DOF, 2600 us per dynamics iteration")
     print()
-    print("Simulator.step (RK4, dt = 2 ms) on the shipped configs, thrusters at 1600 us, current 0.2 m/s:")
+    print(
+        "Simulator.step (compiled, RK4, dt = 2 ms) on the shipped configs, thrusters at 1600 us, current 0.2 m/s:"
+    )
     print("{:26s} {:>6s} {:>4s} {:>9s} {:>12s}".format("config", "bodies", "nv", "thrusters", "step us"))
     for name, path in shipped_configs().items():
         system = load(path)
