@@ -67,9 +67,7 @@ def main() -> None:
         print("{:14s} {:6d} {:4d} {:9.0f} {:9.0f} {:9.0f} {:12.0f}".format(name, *row))
     print("seed 000 (1996, SGI Indigo2 R4400 150 MHz): 28 bodies / 45 DOF, 2600 us per dynamics iteration")
     print()
-    print(
-        "Simulator.step (compiled, RK4, dt = 2 ms) on the shipped configs, thrusters at 1600 us, current 0.2 m/s:"
-    )
+    print("Simulator.step (compiled, RK4, dt = 2 ms), thrusters at 1600 us, current 0.2 m/s:")
     print("{:26s} {:>6s} {:>4s} {:>9s} {:>12s}".format("config", "bodies", "nv", "thrusters", "step us"))
     for name, path in shipped_configs().items():
         system = load(path)
