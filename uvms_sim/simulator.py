@@ -9,7 +9,7 @@ the step), then the integrator advances ``(q, v)`` with, at every stage, the for
 (ABA; with rigid connections the Udwadia-Kalaba correction), thrust at the stage's advance
 speeds and contact forces at the stage's positions.
 
-A step without contacts runs in the compiled kernels (``dynamics.fast``; rigid connections
+Steps run in the compiled kernels (``dynamics.fast``; rigid connections and contacts
 included), which tests keep equal to the reference path to 1e-10; ``compiled=False`` forces
 the reference path.
 """
@@ -175,8 +175,7 @@ class Simulator:
         fast = self.fast_dynamics()
         if fast is not None:
             q, v = fast.step(s.q, s.v, dt, self.method, self.tau, self.f_ext, None, s.t)
-            if self.thrusters is not None:
-                self.thrusters.thrust[:] = fast.thrust
+            self._copy_outputs(fast)
         else:
             q, v = INTEGRATORS[self.method](self.model, s.q, s.v, dt, self._accel, s.t)
         self.state = State(q, v, s.t + dt)
@@ -205,17 +204,16 @@ class Simulator:
         if self.thrusters is not None:
             self.thrusters.advance(dt)
         q, v, done = fast.step_many(s.q, s.v, dt, steps, self.method, self.tau, self.f_ext, None, s.t)
-        if self.thrusters is not None:
-            self.thrusters.thrust[:] = fast.thrust
+        self._copy_outputs(fast)
         self.state = State(q, v, s.t + done * dt)
         if done < steps:
             self.step(dt)  # raises NonFiniteStateError naming the quantity, state unchanged
         return self.state
 
     def fast_dynamics(self) -> FastDynamics | None:
-        """The compiled dynamics of this simulator (with its rigid connections), or None when a
-        step needs the reference path (``compiled=False``, contacts)."""
-        if not self.compiled or self.contacts is not None or self.method not in METHODS:
+        """The compiled dynamics of this simulator (with its rigid connections and contacts), or
+        None for the reference path (``compiled=False``)."""
+        if not self.compiled or self.method not in METHODS:
             return None
         fast = self._fast
         if (
@@ -226,6 +224,7 @@ class Simulator:
         ):
             fast = self._fast = FastDynamics(self.model, self.env, self.thrusters)
         fast.set_constraints(self.constraints, *self.baumgarte)
+        fast.set_contacts(self.contacts)
         return fast
 
     def acceleration(self) -> Array:
@@ -237,9 +236,16 @@ class Simulator:
             return self._accel(s.q, s.v, s.t)
         qdd = fast.aba(s.q, s.v, self.tau, self.f_ext, None, s.t)
         fast.export(self.data)
+        self._copy_outputs(fast)
+        return qdd
+
+    def _copy_outputs(self, fast: FastDynamics) -> None:
+        """Thrusts and contact normal forces of the compiled path's last evaluation, where the
+        reference path leaves them."""
         if self.thrusters is not None:
             self.thrusters.thrust[:] = fast.thrust
-        return qdd
+        if self.contacts is not None:
+            self.contacts.normal_forces.update(fast.normal_forces())
 
 
 def pose_from_rpy(xyz: Array, rpy: Array) -> tuple[Array, Array]:

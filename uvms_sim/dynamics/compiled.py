@@ -477,9 +477,10 @@ def _thrust(TF, TI, WB, thrust, n):
 
 
 @njit(**JIT)
-def forward_pass(BF, BI, TF, TI, WB, S, thrust, q, v, f_ext, n, fluid):
+def forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid):
     """Placements, velocities, c_i and the biases (kinematics.forward_kinematics) with the
-    external wrenches ``f_ext`` (nb x 6) and the thrust at shaft speeds ``n``."""
+    external wrenches ``f_ext`` (nb x 6), the thrust at shaft speeds ``n`` and the contact
+    forces of the points in KI/KF (normal forces into KN)."""
     placements(BF, BI, WB, S, q)
     for i in range(BI.shape[0]):
         jt = BI[i, JTYPE]
@@ -515,6 +516,50 @@ def forward_pass(BF, BI, TF, TI, WB, S, thrust, q, v, f_ext, n, fluid):
         for a in range(6):
             row[WBIAS + a] -= f_ext[i, a]
     _thrust(TF, TI, WB, thrust, n)
+    _contacts(KI, KF, KN, WB)
+
+
+@njit(**JIT)
+def _contacts(KI, KF, KN, WB):
+    """bias -= contact wrenches (dynamics.contact.Contacts.wrenches): per point (KI: body,
+    kind 0 seabed / 1 anchor; KF: r (3), seabed depth or anchor point (3), k, c, μ, v_s) the
+    spring-damper normal force that never pulls with regularised Coulomb friction, or the
+    anchor spring-damper; forces act at the point, KN gets the seabed normal forces."""
+    for k in range(KI.shape[0]):
+        b = KI[k, 0]
+        r0, r1, r2 = KF[k, 0], KF[k, 1], KF[k, 2]
+        w0, w1, w2 = WB[b, WV + 3], WB[b, WV + 4], WB[b, WV + 5]
+        u0 = WB[b, WV] + (w1 * r2 - w2 * r1)
+        u1 = WB[b, WV + 1] + (w2 * r0 - w0 * r2)
+        u2 = WB[b, WV + 2] + (w0 * r1 - w1 * r0)
+        x = np.empty(3)
+        xd = np.empty(3)
+        for a in range(3):
+            R0, R1, R2 = WB[b, WRW + 3 * a], WB[b, WRW + 3 * a + 1], WB[b, WRW + 3 * a + 2]
+            x[a] = WB[b, WPW + a] + R0 * r0 + R1 * r1 + R2 * r2
+            xd[a] = R0 * u0 + R1 * u1 + R2 * u2
+        stiff, damp = KF[k, 6], KF[k, 7]
+        if KI[k, 1] == 0:
+            d = x[2] - KF[k, 3]
+            fn = max(0.0, stiff * d + damp * xd[2]) if d > 0.0 else 0.0
+            KN[k] = fn
+            if fn == 0.0:
+                continue
+            scale = -KF[k, 8] * fn / math.sqrt(xd[0] * xd[0] + xd[1] * xd[1] + KF[k, 9] * KF[k, 9])
+            F0, F1, F2 = scale * xd[0], scale * xd[1], -fn
+        else:
+            F0 = -stiff * (x[0] - KF[k, 3]) - damp * xd[0]
+            F1 = -stiff * (x[1] - KF[k, 4]) - damp * xd[1]
+            F2 = -stiff * (x[2] - KF[k, 5]) - damp * xd[2]
+        f0 = WB[b, WRW] * F0 + WB[b, WRW + 3] * F1 + WB[b, WRW + 6] * F2
+        f1 = WB[b, WRW + 1] * F0 + WB[b, WRW + 4] * F1 + WB[b, WRW + 7] * F2
+        f2 = WB[b, WRW + 2] * F0 + WB[b, WRW + 5] * F1 + WB[b, WRW + 8] * F2
+        WB[b, WBIAS] -= f0
+        WB[b, WBIAS + 1] -= f1
+        WB[b, WBIAS + 2] -= f2
+        WB[b, WBIAS + 3] -= r1 * f2 - r2 * f1
+        WB[b, WBIAS + 4] -= r2 * f0 - r0 * f2
+        WB[b, WBIAS + 5] -= r0 * f1 - r1 * f0
 
 
 # -- articulated-body algorithm -------------------------------------------------------------------
@@ -676,10 +721,10 @@ def _carve(W, nb, nq, nv, nt):
 
 
 @njit(**JIT)
-def _accel(BF, BI, TF, TI, CI, CF, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq):
+def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq):
     """q̈: forward pass, ABA, and with rigid connections (rows of CI/CF) the Udwadia-Kalaba
     correction (``constraints.constrained_aba``)."""
-    forward_pass(BF, BI, TF, TI, WB, S, thrust, q, v, f_ext, n, fluid)
+    forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid)
     aba_pass(BF, BI, WB, S, tau, ddq)
     if CI.shape[0]:
         _constrain(BF, BI, CI, CF, WB, S, v, ddq)
@@ -973,7 +1018,7 @@ def _finite(x):
 
 
 @njit(**JIT)
-def _step(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
+def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
     """One RKMK4 step (method 0, integrate.step_rk4) or semi-implicit Euler step (method 1);
     fluid[s] = (current, acceleration, gravity) at t, t+h/2, t+h. False on a non-finite value
     (q_out, v_out then hold garbage)."""
@@ -982,7 +1027,7 @@ def _step(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, q_ou
     th = WV[12]
     if method == 1:
         acc = WV[4]
-        _accel(BF, BI, TF, TI, CI, CF, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], acc)
+        _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], acc)
         if not _finite(acc):
             return False
         for a in range(nv):
@@ -992,7 +1037,7 @@ def _step(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, q_ou
         return _finite(v_out) and _finite(q_out)
     for a in range(nv):
         th[a] = 0.0
-    _accel(BF, BI, TF, TI, CI, CF, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], WV[4])
+    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], WV[4])
     if not _finite(WV[4]):
         return False
     _tangent_rate(BI, S, th, v, WV[8])
@@ -1009,6 +1054,9 @@ def _step(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, q_ou
             TI,
             CI,
             CF,
+            KI,
+            KF,
+            KN,
             WB,
             S,
             thrust,
@@ -1032,22 +1080,24 @@ def _step(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, q_ou
 
 # -- entry points from Python ---------------------------------------------------------------------
 @njit(**JIT)
-def aba(BF, BI, TF, TI, CI, CF, W, q, v, tau, f_ext, n, fluid, ddq):
+def aba(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, q, v, tau, f_ext, n, fluid, ddq):
     """q̈ into ``ddq`` at (q, v) for tau, body wrenches f_ext (nb x 6), thruster shaft speeds n,
     fluid = [current, acceleration, gravity] (3 x 3); W a workspace buffer. Thrusts are left in
     the workspace."""
     WB, _, _, thrust, S = _carve(W, BI.shape[0], q.shape[0], v.shape[0], TI.shape[0])
-    _accel(BF, BI, TF, TI, CI, CF, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq)
+    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq)
 
 
 @njit(**JIT)
-def step(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
+def step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
     """One step; see ``_step``."""
-    return _step(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out)
+    return _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out)
 
 
 @njit(**JIT)
-def step_many(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, steps, q_out, v_out):
+def step_many(
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, steps, q_out, v_out
+):
     """``steps`` steps with the inputs and the fluid held (``Simulator.advance``); returns the
     number of steps done (fewer on a non-finite value: q_out, v_out then hold the last finite
     state)."""
@@ -1056,7 +1106,9 @@ def step_many(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, 
     qa[:] = q
     va[:] = v
     for k in range(steps):
-        if not _step(BF, BI, TF, TI, CI, CF, W, method, qa, va, tau, f_ext, n, fluid, h, q_out, v_out):
+        if not _step(
+            BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, qa, va, tau, f_ext, n, fluid, h, q_out, v_out
+        ):
             q_out[:] = qa
             v_out[:] = va
             return k
@@ -1066,18 +1118,19 @@ def step_many(BF, BI, TF, TI, CI, CF, W, method, q, v, tau, f_ext, n, fluid, h, 
 
 
 @njit(**JIT)
-def aba_repeat(BF, BI, TF, TI, CI, CF, W, q, v, tau, f_ext, n, fluid, ddq, repeat):
+def aba_repeat(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, q, v, tau, f_ext, n, fluid, ddq, repeat):
     """``aba`` called ``repeat`` times inside compiled code (benchmarks: the cost without the
     Python call)."""
     for _ in range(repeat):
-        aba(BF, BI, TF, TI, CI, CF, W, q, v, tau, f_ext, n, fluid, ddq)
+        aba(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, q, v, tau, f_ext, n, fluid, ddq)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_step(BF, BI, TF, TI, CI, CF, WS, method, Q, V, TAU, F_EXT, N, fluid, h, steps, ok):
+def batch_step(BF, BI, TF, TI, CI, CF, KI, KF, KN, WS, method, Q, V, TAU, F_EXT, N, fluid, h, steps, ok):
     """``steps`` steps of every copy k (rows of Q, V, TAU, N; F_EXT[k] is nb x 6), in place.
     Copies are split over the threads, each with its own workspace row ``WS[t]``; a copy whose
-    state stops being finite keeps its last finite state and gets ``ok[k] = False``."""
+    state stops being finite keeps its last finite state and gets ``ok[k] = False``. (KN, the
+    contact normal forces, is shared by the threads: it is not a result here.)"""
     ncopies = Q.shape[0]
     nthreads = WS.shape[0]
     per = (ncopies + nthreads - 1) // nthreads
@@ -1095,6 +1148,9 @@ def batch_step(BF, BI, TF, TI, CI, CF, WS, method, Q, V, TAU, F_EXT, N, fluid, h
                     TI,
                     CI,
                     CF,
+                    KI,
+                    KF,
+                    KN,
                     WS[t],
                     method,
                     Q[k],

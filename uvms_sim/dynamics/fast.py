@@ -58,6 +58,42 @@ class FastDynamics:
         self._constraints_key: tuple = ()
         self.constraints: list = []
         self.baumgarte = (5.0, 5.0)
+        self.KI = np.zeros((0, 2), dtype=np.int64)  # contact points: body, kind (0 seabed, 1 anchor)
+        self.KF = np.zeros((0, 10))  # r, depth or anchor point, k, c, μ, v_s
+        self.KN = np.zeros(0)  # last seabed normal force of every point (N)
+        self.contact_names: list[str] = []
+        self._contacts = None
+
+    def set_contacts(self, contacts) -> None:
+        """Seabed and anchor contacts (``contact.Contacts``) evaluated in every forward pass."""
+        if contacts is self._contacts:
+            return
+        self._contacts = contacts
+        KI, KF, names = [], [], []
+        if contacts is not None:
+            for sb, points in contacts.seabeds:
+                for name, body, r in points:
+                    KI.append((body, 0))
+                    KF.append(
+                        [*r, sb.depth, 0.0, 0.0, sb.stiffness, sb.damping, sb.friction, sb.slip_velocity]
+                    )
+                    names.append(name)
+            for a, body, r in contacts.anchors:
+                KI.append((body, 1))
+                KF.append([*r, *np.asarray(a.anchor, dtype=float), a.stiffness, a.damping, 0.0, 1.0])
+                names.append("")
+        self.KI = np.array(KI, dtype=np.int64).reshape(-1, 2)
+        self.KF = np.array(KF, dtype=float).reshape(-1, 10)
+        self.KN = np.zeros(len(KI))
+        self.contact_names = names
+
+    def normal_forces(self) -> dict[str, float]:
+        """Seabed normal force of every contact point (N) at the last evaluation, by name."""
+        return {
+            n: float(f)
+            for n, f, (_, kind) in zip(self.contact_names, self.KN, self.KI, strict=True)
+            if kind == 0
+        }
 
     def set_constraints(self, constraints, alpha: float = 5.0, beta: float = 5.0) -> None:
         """Rigid connections (``constraints.RigidConstraint``) enforced by the Udwadia-Kalaba
@@ -130,7 +166,7 @@ class FastDynamics:
     def _model_args(self) -> tuple:
         """The tables, connections and workspace every kernel takes first (after a refresh)."""
         self._refresh()
-        return (*self.tables, self.CI, self.CF, self.W)
+        return (*self.tables, self.CI, self.CF, self.KI, self.KF, self.KN, self.W)
 
     def _inputs(self, q, v, tau, f_ext, n) -> tuple:
         """Inputs as the kernels take them (C-contiguous float64; defaults for None)."""
@@ -146,15 +182,14 @@ class FastDynamics:
     def aba(self, q, v, tau=None, f_ext=None, n=None, t: float = 0.0) -> Array:
         """q̈ at (q, v) for tau, body wrenches f_ext (nb x 6) and thruster shaft speeds n
         (default: the bank's current speeds; no thrust without a bank)."""
-        self._refresh()
-        BF, BI, TF, TI = self.tables
+        args = self._model_args()
         env, fluid = self.env, self.fluid[0]
         if env.current_profile is None:
             fluid[0], fluid[1] = env.current, env.current_acceleration
         else:
             fluid[0], fluid[1] = env.fluid_state(t)
         compiled.aba(
-            BF, BI, TF, TI, self.CI, self.CF, self.W, _f64(q), _f64(v),
+            *args, _f64(q), _f64(v),
             self.zero_tau if tau is None else _f64(tau),
             self.no_wrench if f_ext is None else _f64(f_ext),
             self._speeds(n), fluid, self.ddq,
@@ -206,6 +241,8 @@ class FastDynamics:
                 self.thrusters.n[:] = n
                 out += self.thrusters.wrenches(d)
                 self.thrusters.n[:] = saved
+            if self._contacts is not None:
+                out += self._contacts.wrenches(d)
             return out
 
         INTEGRATORS[method](
@@ -255,6 +292,9 @@ class BatchDynamics:
             TI,
             self.fast.CI,
             self.fast.CF,
+            self.fast.KI,
+            self.fast.KF,
+            self.fast.KN,
             self.W,
             METHODS[method],
             self.q,
