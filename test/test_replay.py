@@ -28,12 +28,15 @@ from uvms_sim.simulator import Simulator
 START = 1_700_000_000_000_000_000
 
 
-def record(path, storage, seconds=40.0, noise=0.0, seed=0, thrust_scale=(1.0, 1.0), poses=False):
+def record(
+    path, storage, seconds=40.0, noise=0.0, seed=0, thrust_scale=(1.0, 1.0), poses=False, advance_ratio=None
+):
     """A 'vehicle experiment' recorded from the simulator itself: the Heavy driven by a new
     random surge/heave/yaw command every second (ArduSub's vectored_6dof mix), RC out logged
     at each change, odometry at 20 Hz (with optional white noise on the velocities). The
     recording vehicle's thrusters push ``thrust_scale`` (forward, reverse) times the
-    description's full-command thrusts. With ``poses`` the motion is logged as PoseStamped
+    description's full-command thrusts and, if given, have advance ratio of zero thrust
+    ``advance_ratio`` (J0). With ``poses`` the motion is logged as PoseStamped
     (100 Hz, ``noise`` metres of white noise on the position) instead of odometry."""
     system = load("config/bluerov2_heavy.yaml")
     sim = Simulator.from_system(system)
@@ -42,6 +45,7 @@ def record(path, storage, seconds=40.0, noise=0.0, seed=0, thrust_scale=(1.0, 1.
             k,
             thrust_forward=k.thrust_forward * thrust_scale[0],
             thrust_reverse=k.thrust_reverse * thrust_scale[1],
+            zero_thrust_advance_ratio=advance_ratio or k.zero_thrust_advance_ratio,
         )
         for k in sim.thrusters.kinds
     ]
@@ -148,14 +152,17 @@ def test_identification_recovers_damping(tmp_path):
 
 def test_identification_recovers_thrust_scales_with_the_damping(tmp_path):
     """The recording vehicle's thrusters push 0.8x forward and 0.9x reverse of the described
-    T200 (a weaker battery, fouled propellers): fitted jointly with the damping, both scales
-    come back within 1 % (the thrust integrals are exact up to the trapezoidal rule), the
-    damping as before, and the overlay carries the scaled thrusts and loads back."""
+    T200 (a weaker battery, fouled propellers) and lose thrust with advance speed faster
+    (J0 = 0.6 instead of 1.0, so T_nu is 0.8/0.6 = 1.33x the described one): fitted jointly
+    with the damping, the three thrust scales come back within 2 % (the thrust integrals are
+    exact up to the trapezoidal rule; measured 0.5 %, 0.5 %, 0.9 %), the damping as before,
+    and the written description carries the thrusts and J0 and loads back."""
     bag_path = tmp_path / "ident_thrust"
-    system = record(bag_path, "mcap", seconds=60.0, noise=0.003, thrust_scale=(0.8, 0.9))
+    system = record(bag_path, "mcap", seconds=60.0, noise=0.003, thrust_scale=(0.8, 0.9), advance_ratio=0.6)
     fitted = identify(system, read_bag(bag_path), axes=(0, 2, 5), thrust=True)
-    assert fitted["thrust_forward_scale"][0] == pytest.approx(0.8, rel=0.01)
-    assert fitted["thrust_reverse_scale"][0] == pytest.approx(0.9, rel=0.01)
+    assert fitted["thrust_forward_scale"][0] == pytest.approx(0.8, rel=0.02)
+    assert fitted["thrust_reverse_scale"][0] == pytest.approx(0.9, rel=0.02)
+    assert fitted["advance_scale"][0] == pytest.approx(0.8 / 0.6, rel=0.02)
     check_damping(fitted)
     # the damping-only fit of the same bag (thrust taken as described) is visibly wrong: the
     # thrust error goes into the damping (X_u off by more than 5 N s/m here) and the misfit
@@ -170,7 +177,8 @@ def test_identification_recovers_thrust_scales_with_the_damping(tmp_path):
     save_yaml(apply_identified(system, fitted), described)
     identified = load(described)
     kind = Simulator.from_system(identified).thrusters.kinds[0]
-    assert kind.thrust_forward == pytest.approx(0.8 * 5.25 * 9.80665, rel=0.01)
+    assert kind.thrust_forward == pytest.approx(0.8 * 5.25 * 9.80665, rel=0.02)
+    assert kind.zero_thrust_advance_ratio == pytest.approx(0.6, rel=0.02)
     assert identified.model.bodies[0].hydro.quadratic_damping[0] == pytest.approx(18.18, rel=0.05)
 
 

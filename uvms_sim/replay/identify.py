@@ -4,25 +4,25 @@ Equations of motion of the vehicle's floating base (seed 000 eq. 2 with the hydr
 inertia; Fossen's model when the vehicle is one body), with the joints of any arm held at their
 initial positions:
 
-    M ν̇ + h(q, ν) + Gᵀ(D ν_b + d ∘ |ν_b| ν_b) = k_F f_F(t) + k_R f_R(t)
+    M ν̇ + h(q, ν) + Gᵀ(D ν_b + d ∘ |ν_b| ν_b) = k_F f_F(t) + k_R f_R(t) + k_ν f_ν(t)
 
 ``M`` is the base block of the joint-space inertia (rigid body and added mass, CRBA); ``h`` the
 inverse dynamics at zero acceleration of the model with the identified damping removed
 (Coriolis and Munk terms, gravity, buoyancy, the damping that is not identified); ``ν_b`` the
 velocity of the hull body (the first body with mass; the base itself for a YAML description,
 ``base_link`` under a URDF's ``base_link_frd``) and ``G`` its constant motion transform from the
-base. ``f_F`` and ``f_R`` are the thrust wrenches of the thrusters' forward branch (bollard term
-and advance-speed term of seed 001 eq. 12) and reverse branch from the bag's PWM; ``k_F`` and
-``k_R`` scale the thruster model's full-command thrusts (1 = as described).
+base. ``f_F``, ``f_R`` and ``f_ν`` are the thrust wrenches of the three terms of seed 001
+eq. 12 from the bag's PWM: forward bollard ``T_nn⁺|n|n``, reverse bollard ``T_nn⁻|n|n`` and
+advance ``T_nu|n|u_a``; ``k_F``, ``k_R``, ``k_ν`` scale them (1 = as described).
 
 Integrated over windows of the measured samples the derivative of the noisy velocity
 disappears (the integral form of the equation error; no differentiation of the data):
 
-    Σ M (ν_{k+1} - ν_k) + ∫h = k_F ∫f_F + k_R ∫f_R - Σ_i Gᵀe_i (D_ii ∫ν_b,i + d_i ∫|ν_b,i| ν_b,i)
+    Σ M (ν_{k+1} - ν_k) + ∫h = Σ k ∫f - Σ_i Gᵀe_i (D_ii ∫ν_b,i + d_i ∫|ν_b,i| ν_b,i)
 
 Velocities are interpolated linearly between samples; the thrust integrals are split at the
 command changes (each command held until the next, as the replay holds it). The result is
-linear in ``θ = (D_ii, d_i for each axis[, k_F, k_R])``; ``scipy.optimize.lsq_linear`` fits it
+linear in ``θ = (D_ii, d_i for each axis[, k_F, k_R, k_ν])``; ``scipy.optimize.lsq_linear`` fits it
 with ``θ >= 0``, each equation row weighted by the inverse RMS of its residuals in a first fit,
 and the standard errors are ``s² (AᵀWA)⁻¹`` over non-overlapping windows. Without ``thrust``
 the thrust is taken as described (``k = 1``). Assumes no water current and a static thrust map
@@ -45,7 +45,7 @@ from ..simulator import Simulator
 from .bag import BagContents
 from .run import state_from_odometry
 
-THRUST_NAMES = ("thrust_forward_scale", "thrust_reverse_scale")
+THRUST_NAMES = ("thrust_forward_scale", "thrust_reverse_scale", "advance_scale")
 
 
 def hull_body(model: Model) -> int:
@@ -81,19 +81,26 @@ def _wrench_map(model: Model, q: np.ndarray, base: slice) -> np.ndarray:
     return G
 
 
-def _thrust_branches(bank, data) -> tuple[np.ndarray, np.ndarray]:
-    """Per-body wrenches of the forward and reverse branches of the thrust (saturated thrust
-    goes to the branch whose limit it hit)."""
+def _thrust_terms(bank, data) -> np.ndarray:
+    """Per-body wrenches (3 x nbodies x 6) of the three terms of the thrust (seed 001 eq. 12):
+    forward bollard ``T_nn⁺|n|n``, reverse bollard ``T_nn⁻|n|n`` and advance ``T_nu|n|u_a``
+    (saturated thrust goes to the bollard term whose limit it hit)."""
     bank.wrenches(data)
     n, u_a = bank.n, bank.u_a
     nn = np.abs(n) * n
-    fwd = np.where(n >= 0.0, bank.T_nn_forward * nn, 0.0) + bank.T_nu * np.abs(n) * u_a
-    rev = np.where(n < 0.0, bank.T_nn_reverse * nn, 0.0)
-    hi, lo = fwd + rev > bank.T_max, fwd + rev < bank.T_min
-    fwd = np.where(hi, bank.T_max, np.where(lo, 0.0, fwd))
-    rev = np.where(lo, bank.T_min, np.where(hi, 0.0, rev))
-    to_body = bank.incidence
-    return to_body @ (fwd[:, None] * bank.unit_wrench), to_body @ (rev[:, None] * bank.unit_wrench)
+    terms = np.array(
+        [
+            np.where(n >= 0.0, bank.T_nn_forward * nn, 0.0),
+            np.where(n < 0.0, bank.T_nn_reverse * nn, 0.0),
+            bank.T_nu * np.abs(n) * u_a,
+        ]
+    )
+    total = terms.sum(axis=0)
+    hi, lo = total > bank.T_max, total < bank.T_min
+    terms[:, hi | lo] = 0.0
+    terms[0, hi] = bank.T_max[hi]
+    terms[1, lo] = bank.T_min[lo]
+    return np.einsum("bt,ktj->kbj", bank.incidence, terms[:, :, None] * bank.unit_wrench)
 
 
 def identify(
@@ -104,9 +111,10 @@ def identify(
     window: int = 5,
 ) -> dict[str, tuple[float, float]]:
     """Fit the hull's linear and quadratic damping on ``axes`` (0..5 = u v w p q r) and, with
-    ``thrust``, the forward and reverse thrust scales, from the bag's commands and measured
-    motion. Returns ``{name: (value, standard error)}``: damping in Fossen's sign convention
-    (``X_u = -D``), thrust scales as ``thrust_forward_scale`` / ``thrust_reverse_scale``.
+    ``thrust``, scales of the three terms of the thrust model (forward and reverse bollard
+    thrust, advance-speed term ``T_nu``), from the bag's commands and measured motion. Returns
+    ``{name: (value, standard error)}``: damping in Fossen's sign convention (``X_u = -D``),
+    scales as ``thrust_forward_scale``, ``thrust_reverse_scale``, ``advance_scale``.
     ``window`` is the number of sample intervals integrated into one equation."""
     model = system.model
     if bag.command_source != "pwm":
@@ -154,14 +162,12 @@ def identify(
             bank.set_motor_pwm(pwm[k_cmd])
         bank.advance(1e3)  # the static map
         forward_kinematics(model, sim.data, q, full(n), system.environment)
-        fF, fR = _thrust_branches(bank, sim.data)
-        return np.einsum("bij,bj->i", G, fF), np.einsum("bij,bj->i", G, fR)
+        return np.einsum("bij,kbj->ki", G, _thrust_terms(bank, sim.data))
 
     # per sample interval: the left side and the integrals of every regressor
     n_int = len(t) - 1
     lhs = np.zeros((n_int, 6))
-    thrust_F = np.zeros((n_int, 6))
-    thrust_R = np.zeros((n_int, 6))
+    thrust_int = np.zeros((n_int, 3, 6))  # integrals of the three thrust terms
     for k in range(n_int):
         ta, tb = t[k], t[k + 1]
         lhs[k] = M @ (nu[k + 1] - nu[k]) + 0.5 * (tb - ta) * (h[k] + h[k + 1])
@@ -174,8 +180,7 @@ def identify(
             for s in (s0, s1):
                 x = (s - ta) / (tb - ta)
                 ends.append(thrust_at(s, k_cmd, q, (1 - x) * nu[k] + x * nu[k + 1]))
-            thrust_F[k] += 0.5 * (s1 - s0) * (ends[0][0] + ends[1][0])
-            thrust_R[k] += 0.5 * (s1 - s0) * (ends[0][1] + ends[1][1])
+            thrust_int[k] += 0.5 * (s1 - s0) * (ends[0] + ends[1])
     dt = np.diff(t)[:, None]
     lin_int = 0.5 * dt * (nu_hull[:-1] + nu_hull[1:])
     sq = np.abs(nu_hull) * nu_hull
@@ -188,7 +193,7 @@ def identify(
     def windows(x):
         return x[:cut].reshape(n_win, window, *x.shape[1:]).sum(axis=1)
 
-    L, FF, FR = windows(lhs), windows(thrust_F), windows(thrust_R)
+    L, TH = windows(lhs), windows(thrust_int)
     Vl, Vq = windows(lin_int), windows(quad_int)
     columns, names = [], []
     for i in axes:
@@ -198,10 +203,10 @@ def identify(
         names += [f"{FORCES[i]}_{AXES[i]}", f"{FORCES[i]}_{AXES[i]}{AXES[i]}"]
     target = L.copy()
     if thrust:
-        columns += [FF, FR]
+        columns += [TH[:, 0], TH[:, 1], TH[:, 2]]
         names += list(THRUST_NAMES)
     else:
-        target -= FF + FR
+        target -= TH.sum(axis=1)
     A = np.stack([c.reshape(-1) for c in columns], axis=1)  # rows: window x base dof
     b = target.reshape(-1)
     dof_of_row = np.tile(np.arange(6), n_win)
@@ -231,8 +236,12 @@ def _scaled_thruster_spec(system: System, fitted: dict) -> tuple[tuple[str, obje
 
     spec = dict(system.vehicles[0].thruster_model)
     kind = thruster_model(spec)
-    spec["thrust_forward"] = round(kind.thrust_forward * fitted[THRUST_NAMES[0]][0], 4)
-    spec["thrust_reverse"] = round(kind.thrust_reverse * fitted[THRUST_NAMES[1]][0], 4)
+    k_f, k_r, k_nu = (fitted[name][0] for name in THRUST_NAMES)
+    spec["thrust_forward"] = round(kind.thrust_forward * k_f, 4)
+    spec["thrust_reverse"] = round(kind.thrust_reverse * k_r, 4)
+    # T_nu = -T_nn⁺ / (J0 D): scaling T_nn⁺ by k_f and T_nu by k_nu moves J0 to J0 k_f / k_nu
+    if k_nu > 0.0:
+        spec["zero_thrust_advance_ratio"] = round(kind.zero_thrust_advance_ratio * k_f / k_nu, 4)
     return tuple(spec.items())
 
 
