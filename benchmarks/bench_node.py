@@ -2,8 +2,10 @@
 MAVROS shim, 500 Hz physics, 50 Hz publishing, /clock at 250 Hz).
 
 For real_time_factor 1 (paced) and 0 (as fast as possible): the simulated seconds per wall
-second over a window, read from /clock, and the node's CPU time over the same window (from
-/proc, user + system, in percent of one core).
+second over a window, from two /clock samples at its ends, and the node's CPU time over the
+same window (from /proc, user + system, in percent of one core). /clock is subscribed only
+for the two samples: at 20x real time it carries thousands of messages a second, and
+receiving them all would take this process a core that the node is measured without.
 
 Run: ``.venv/bin/python benchmarks/bench_node.py [--seconds S]`` (part of ``make bench``).
 """
@@ -46,32 +48,47 @@ def measure(
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     last = {}
-    sub = node.create_subscription(
-        Clock, "/clock", lambda m: last.__setitem__("t", m.clock.sec + m.clock.nanosec * 1e-9), 10
-    )
+
+    def on_clock(m):
+        last["t"], last["wall"] = m.clock.sec + m.clock.nanosec * 1e-9, time.monotonic()
+
+    def clock_sample(timeout: float) -> tuple[float, float]:
+        """(simulated, wall) time of the next /clock message; the subscription is dropped
+        again so that this process does not spend a core on thousands of /clock callbacks
+        while the node runs."""
+        last.clear()
+        sub = node.create_subscription(Clock, "/clock", on_clock, 10)
+        try:
+            end = time.monotonic() + timeout
+            while "t" not in last and time.monotonic() < end:
+                rclpy.spin_once(node, timeout_sec=0.05)
+            return last["t"], last["wall"]
+        finally:
+            node.destroy_subscription(sub)
+
     others = (
         [node.create_subscription(T, name, lambda m: None, 10) for name, T in LISTENED.items()]
         if listen
         else []
     )
     try:
-        end = time.monotonic() + 60
-        while "t" not in last and time.monotonic() < end:
-            rclpy.spin_once(node, timeout_sec=0.1)
-        warm = time.monotonic() + 2.0
-        while time.monotonic() < warm:
-            rclpy.spin_once(node, timeout_sec=0.05)
-        t0, w0, c0 = last["t"], time.monotonic(), cpu_seconds(proc.pid)
+        clock_sample(60.0)  # the node is up
+        time.sleep(2.0)
+        t0, w0 = clock_sample(10.0)
+        c0 = cpu_seconds(proc.pid)
         while time.monotonic() < w0 + seconds:
-            rclpy.spin_once(node, timeout_sec=0.05)
-        t1, w1, c1 = last["t"], time.monotonic(), cpu_seconds(proc.pid)
+            if listen:
+                rclpy.spin_once(node, timeout_sec=0.05)
+            else:
+                time.sleep(0.05)
+        c1, wc = cpu_seconds(proc.pid), time.monotonic()
+        t1, w1 = clock_sample(10.0)
     finally:
-        node.destroy_subscription(sub)
         for other in others:
             node.destroy_subscription(other)
         proc.terminate()
         proc.wait(timeout=10)
-    return (t1 - t0) / (w1 - w0), 100.0 * (c1 - c0) / (w1 - w0)
+    return (t1 - t0) / (w1 - w0), 100.0 * (c1 - c0) / (wc - w0)
 
 
 def main() -> None:
