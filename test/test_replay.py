@@ -240,6 +240,28 @@ def test_dtw_handles_a_time_shift():
     assert dtw_distance(a, b, window=30) < 0.1 * np.sqrt(np.mean((a - b) ** 2))
 
 
+def test_dtw_equals_the_textbook_recursion():
+    """The compiled DTW equals the plain recursion D(i, j) = d(i, j) + min(D(i-1, j-1),
+    D(i-1, j), D(i, j-1)) over the whole matrix, divided by the length of the path it picks
+    (2-D sequences of unequal length; no band)."""
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(size=(23, 2)), rng.normal(size=(31, 2))
+    D = np.full((24, 32), np.inf)
+    L = np.zeros((24, 32))
+    D[0, 0] = 0.0
+    for i in range(1, 24):
+        for j in range(1, 32):
+            options = [
+                (D[i - 1, j - 1], L[i - 1, j - 1]),
+                (D[i - 1, j], L[i - 1, j]),
+                (D[i, j - 1], L[i, j - 1]),
+            ]
+            best, length = min(options, key=lambda o: o[0])  # first minimum: diagonal, then up
+            D[i, j] = best + np.linalg.norm(a[i - 1] - b[j - 1])
+            L[i, j] = length + 1
+    assert dtw_distance(a, b) == pytest.approx(D[23, 31] / L[23, 31], rel=1e-12)
+
+
 def test_live_mode_drives_a_running_simulator(tmp_path):
     """The bag player publishes the commands (16 servo channels, as in a real rc/out log) and
     /clock from the bag into a running simulator node: the node's thrusters follow them."""

@@ -6,6 +6,7 @@ Pearson's R (Fig. 15)."""
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 from scipy.stats import pearsonr
 
 
@@ -15,28 +16,38 @@ def rmse(a: np.ndarray, b: np.ndarray) -> float:
 
 def dtw_distance(a: np.ndarray, b: np.ndarray, window: int | None = None) -> float:
     """Mean point distance along the optimal DTW alignment of two sequences (n x d, m x d),
-    with an optional Sakoe-Chiba band of half-width ``window`` samples."""
-    a = np.asarray(a, dtype=float).reshape(len(a), -1)
-    b = np.asarray(b, dtype=float).reshape(len(b), -1)
+    with an optional Sakoe-Chiba band of half-width ``window`` samples. Ties prefer the
+    diagonal step, then the step from the previous row."""
+    a = np.ascontiguousarray(np.asarray(a, dtype=float).reshape(len(a), -1))
+    b = np.ascontiguousarray(np.asarray(b, dtype=float).reshape(len(b), -1))
     n, m = len(a), len(b)
     w = max(n, m) if window is None else max(window, abs(n - m))
+    return float(_dtw(a, b, w))
+
+
+@njit(cache=True)
+def _dtw(a, b, w):
+    """The DTW recursion (compiled: its loop over the band is the cost of ``compare``)."""
+    n, m = a.shape[0], b.shape[0]
     cost = np.full((n + 1, m + 1), np.inf)
     steps = np.zeros((n + 1, m + 1))
     cost[0, 0] = 0.0
     for i in range(1, n + 1):
-        lo, hi = max(1, i - w), min(m, i + w)
-        d = np.linalg.norm(b[lo - 1 : hi] - a[i - 1], axis=1)
-        for j in range(lo, hi + 1):
+        for j in range(max(1, i - w), min(m, i + w) + 1):
+            d = 0.0
+            for k in range(a.shape[1]):
+                d += (b[j - 1, k] - a[i - 1, k]) ** 2
+            d = np.sqrt(d)
             diag, up, left = cost[i - 1, j - 1], cost[i - 1, j], cost[i, j - 1]
             if diag <= up and diag <= left:
-                best, prev_steps = diag, steps[i - 1, j - 1]
+                best, prev = diag, steps[i - 1, j - 1]
             elif up <= left:
-                best, prev_steps = up, steps[i - 1, j]
+                best, prev = up, steps[i - 1, j]
             else:
-                best, prev_steps = left, steps[i, j - 1]
-            cost[i, j] = best + d[j - lo]
-            steps[i, j] = prev_steps + 1
-    return float(cost[n, m] / steps[n, m])
+                best, prev = left, steps[i, j - 1]
+            cost[i, j] = best + d
+            steps[i, j] = prev + 1.0
+    return cost[n, m] / steps[n, m]
 
 
 def pearson(a: np.ndarray, b: np.ndarray) -> float:
