@@ -187,7 +187,7 @@ class Simulator:
         arithmetic, so the same result); a non-finite state stops there with
         ``NonFiniteStateError`` after the steps that were finite."""
         fast = self.fast_dynamics()
-        lag = self.thrusters is not None and any(k.time_constant > 0.0 for k in self.thrusters.kinds)
+        lag = self.thrusters is not None and self.thrusters.has_lag
         if (
             fast is None
             or self.joint_motors is not None

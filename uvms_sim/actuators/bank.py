@@ -48,7 +48,7 @@ class ThrusterBank:
         self.incidence[self.body, np.arange(len(thrusters))] = 1.0
         self.unit_wrench = np.hstack([self.direction, self.moment_arm])  # n x 6
         self._kinds_key: tuple | None = None
-        self._pwm_seen: Array | None = None
+        self._targets_stale = True  # shaft-speed targets to recompute (new PWM or models)
 
     def __len__(self) -> int:
         return len(self.thrusters)
@@ -72,7 +72,7 @@ class ThrusterBank:
             bad = {self.names[k]: float(arr[k]) for k in np.flatnonzero(clamped != arr)}
             self.throttle.warn("range", f"thruster PWM outside {PWM_MIN:.0f}-{PWM_MAX:.0f} us clamped: {bad}")
         self.pwm[:] = clamped
-        self._pwm_seen = None  # targets recomputed at the next advance
+        self._targets_stale = True
         return n
 
     def set_motor_pwm(self, outputs: dict[int, float] | Array, thrusters: list[int] | None = None) -> int:
@@ -93,27 +93,39 @@ class ThrusterBank:
                 pwm[k] = value
         return self.set_pwm(pwm)
 
+    def _read_kinds(self) -> None:
+        """Per-thruster arrays of the thruster models, rebuilt when ``kinds`` is replaced by a
+        new list (it is not watched for changes in place)."""
+        key = (id(self.kinds), len(self.kinds))
+        if key == self._kinds_key:
+            return
+        k = self.kinds
+        self._kinds_key = key
+        self._n_max = np.array([x.n_max for x in k])
+        self._deadband = np.array([x.deadband for x in k])
+        self._exponent = np.array([x.exponent for x in k])
+        self._tau = np.array([x.time_constant for x in k])
+        self._lag = self._tau > 0.0
+        self._any_lag = bool(self._lag.any())
+        self._targets_stale = True
+
+    @property
+    def has_lag(self) -> bool:
+        """Whether any thruster has a spin-up lag (its speed then depends on the step size)."""
+        self._read_kinds()
+        return self._any_lag
+
     def shaft_speed_targets(self) -> Array:
         """Commanded shaft speeds (rev/s) of the current PWM: ``ThrusterModel.shaft_speed``
-        (seed 001 eq. 39) vectorised over the thrusters, recomputed only when the PWM or the
-        thruster models change."""
-        key = (id(self.kinds), len(self.kinds))  # a new list of models (not mutated in place)
-        if key != self._kinds_key:
-            k = self.kinds
-            self._kinds_key = key
-            self._n_max = np.array([x.n_max for x in k])
-            self._deadband = np.array([x.deadband for x in k])
-            self._exponent = np.array([x.exponent for x in k])
-            self._tau = np.array([x.time_constant for x in k])
-            self._lag = self._tau > 0.0
-            self._any_lag = bool(self._lag.any())
-            self._pwm_seen = None
-        if self._pwm_seen is None:
+        (seed 001 eq. 39) vectorised over the thrusters, recomputed only after ``set_pwm`` or a
+        new list of ``kinds``."""
+        self._read_kinds()
+        if self._targets_stale:
             d = self.pwm - PWM_NEUTRAL
             span = (PWM_MAX - PWM_NEUTRAL) - self._deadband
             x = np.clip((np.abs(d) - self._deadband) / span, 0.0, 1.0)
             self._target = np.sign(d) * self._n_max * x**self._exponent
-            self._pwm_seen = self.pwm
+            self._targets_stale = False
         return self._target
 
     def advance(self, dt: float) -> None:

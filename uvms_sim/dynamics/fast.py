@@ -20,7 +20,7 @@ from ..hydro.environment import Environment
 from ..model.model import Model
 from ..spatial import Array
 from . import compiled
-from .flat import NW, WA, WBIAS, WC, WE, WPW, WR, WRW, WV, WVR, flatten, workspace_size
+from .flat import NW, WA, WBIAS, WC, WE, WPW, WR, WRW, WV, WVR, flatten, thrust_offset, workspace_size
 from .integrate import INTEGRATORS, NonFiniteStateError
 
 METHODS = {"rk4": 0, "semi_implicit_euler": 1}
@@ -117,7 +117,7 @@ class FastDynamics:
     @property
     def thrust(self) -> Array:
         """Thrusts (N) of the last evaluation, thruster order."""
-        o = self.model.nbodies * NW + 4 * self.model.nq + 13 * self.model.nv
+        o = thrust_offset(self.model)
         return self.W[o : o + self.nt]
 
     def export(self, data) -> None:
@@ -152,8 +152,8 @@ class FastDynamics:
             self.fluid[:, 2] = self.env.gravity_vector
 
     def fluid_at(self, t: float, h: float) -> Array:
-        """Current, its acceleration and gravity at t, t + h/2, t + h (world NED)."""
-        self._refresh()
+        """Current, its acceleration and gravity at t, t + h/2, t + h (world NED; gravity is
+        kept by ``_refresh``, which every kernel call goes through)."""
         env = self.env
         if env.current_profile is None:
             self.fluid[:, 0] = env.current
@@ -183,11 +183,7 @@ class FastDynamics:
         """q̈ at (q, v) for tau, body wrenches f_ext (nb x 6) and thruster shaft speeds n
         (default: the bank's current speeds; no thrust without a bank)."""
         args = self._model_args()
-        env, fluid = self.env, self.fluid[0]
-        if env.current_profile is None:
-            fluid[0], fluid[1] = env.current, env.current_acceleration
-        else:
-            fluid[0], fluid[1] = env.fluid_state(t)
+        fluid = self.fluid_at(t, 0.0)[0]
         compiled.aba(
             *args, _f64(q), _f64(v),
             self.zero_tau if tau is None else _f64(tau),

@@ -86,7 +86,13 @@ def flatten(model: Model, env: Environment | None = None, thrusters=None):
     return BF, BI, TF, TI
 
 
+def thrust_offset(model: Model) -> int:
+    """Where the thrusts start in a workspace: after the body rows, 4 stage configurations and
+    13 stage vectors (velocities, accelerations, tangent rates, increment); ``compiled._carve``
+    cuts the buffer the same way."""
+    return model.nbodies * NW + 4 * model.nq + 13 * model.nv
+
+
 def workspace_size(model: Model, nthrusters: int = 0) -> int:
-    """Floats in one workspace: body rows, 4 stage configurations, 13 stage vectors (velocities,
-    accelerations, tangent rates, increment), thrusts, scratch."""
-    return model.nbodies * NW + 4 * model.nq + 13 * model.nv + nthrusters + NS
+    """Floats in one workspace: everything before the thrusts, the thrusts, scratch."""
+    return thrust_offset(model) + nthrusters + NS

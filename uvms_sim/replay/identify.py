@@ -266,33 +266,24 @@ def apply_identified(system: System, fitted: dict) -> System:
 
 
 def overlay_yaml(system: System, fitted: dict) -> str:
-    """A YAML overlay for the vehicle: the hull's ``hydrodynamics`` block with the fitted
-    damping (the other terms as described) and, if thrust scales were fitted, a
-    ``thruster_model`` with the scaled full-command thrusts. Its keys are those of a
-    ``vehicles[]`` entry (or of ``load(urdf, overlay=...)``'s file for the hydrodynamics)."""
+    """A YAML overlay for the vehicle: the hull's ``hydrodynamics`` block of
+    ``apply_identified`` (the fitted damping, the other terms as described) and, if thrust
+    scales were fitted, its ``thruster_model``. Its keys are those of a ``vehicles[]`` entry
+    (or of ``load(urdf, overlay=...)``'s file for the hydrodynamics)."""
     import yaml
 
     from ..model.export import _hydro
 
-    model = system.model
+    identified = apply_identified(system, fitted)
+    model = identified.model
     hull = model.bodies[hull_body(model)]
-    block = _hydro(hull.hydro)
-    lin = {
-        f"{f}_{a}": -float(hull.hydro.linear_damping[k, k])
-        for k, (f, a) in enumerate(zip(FORCES, AXES, strict=True))
-    }
-    quad = {
-        f"{f}_{a}{a}": -float(hull.hydro.quadratic_damping[k])
-        for k, (f, a) in enumerate(zip(FORCES, AXES, strict=True))
-    }
-    for name, (value, _) in fitted.items():
-        if name in THRUST_NAMES:
-            continue
-        (quad if name[-1] == name[-2] else lin)[name] = value
-    block["linear_damping"] = lin
-    block["quadratic_damping"] = quad
+    h = hull.hydro
+    block = _hydro(h)
+    names = list(enumerate(zip(FORCES, AXES, strict=True)))
+    block["linear_damping"] = {f"{f}_{a}": -float(h.linear_damping[k, k]) for k, (f, a) in names}
+    block["quadratic_damping"] = {f"{f}_{a}{a}": -float(h.quadratic_damping[k]) for k, (f, a) in names}
     out: dict = {"hydrodynamics": {hull.name: block}}
-    if THRUST_NAMES[0] in fitted and system.vehicles:
-        spec = _scaled_thruster_spec(system, fitted)
+    if THRUST_NAMES[0] in fitted and identified.vehicles:
+        spec = identified.vehicles[0].thruster_model
         out["thruster_model"] = {k: (float(v) if k != "preset" else str(v)) for k, v in spec}
     return yaml.safe_dump(out, sort_keys=False)

@@ -207,14 +207,15 @@ class VehicleIO:
         q, v = sim.state.q[s], data.v[root]
         shim = self.shim is not None
         odom = imu = None
-        if shim or wanted(self.odom):
+        want_odom, want_imu = wanted(self.odom), wanted(self.imu)
+        if shim or want_odom:
             odom = messages.odometry(stamp, node.frame_id, self.frames.flu, q, v)
-            if wanted(self.odom):
+            if want_odom:
                 self.odom.publish(odom)
-        if shim or wanted(self.imu):
+        if shim or want_imu:
             f = specific_force(data, acc, root, sim.env.gravity)
             imu = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f)
-            if wanted(self.imu):
+            if want_imu:
                 self.imu.publish(imu)
         if shim:
             self.shim.publish(stamp, odom, imu)
