@@ -31,7 +31,7 @@ def vehicle(name: str, damping: list[float] | None, x_u: float | None = None) ->
 def case_a(rod: float, damping: list[float] | None = None, method: str = "constraint") -> str:
     """Two vehicles on a massless rod of length ``rod`` along A's y axis, B rolled 90 deg."""
     return f"""name: seed004_case_a
-environment: {{gravity: {G}, water_density: {RHO}}}
+environment: {{gravity: {G}, water_density: {RHO}, surface: null}}
 vehicles:{vehicle("A", damping)}{vehicle("B", damping)}
 connections:
   - type: rigid
@@ -46,7 +46,7 @@ def case_b(x_u_b: float, method: str = "constraint") -> str:
     """Two vehicles 1 m apart side by side (B to starboard), equal heading; B's surge damping."""
     base = [5.0, 20.0, 20.0, 2.0, 2.0, 2.0]
     return f"""name: seed004_case_b
-environment: {{gravity: {G}, water_density: {RHO}}}
+environment: {{gravity: {G}, water_density: {RHO}, surface: null}}
 vehicles:{vehicle("A", base)}{vehicle("B", base, x_u_b)}
 connections:
   - {{type: rigid, method: {method}, parent: A, child: B, origin: {{xyz: [0.0, 1.0, 0.0]}}}}

@@ -13,6 +13,7 @@ from transforms3d.euler import quat2euler
 from uvms_sim.dynamics import momentum_world, normalize
 from uvms_sim.dynamics.constraints import udwadia_kalaba
 from uvms_sim.hydro import Environment, Hydrodynamics
+from uvms_sim.hydro.environment import STANDARD_GRAVITY
 from uvms_sim.model import Body, Joint, Model, load
 from uvms_sim.simulator import Simulator
 from uvms_sim.spatial import motion_matrix, spatial_inertia
@@ -267,7 +268,7 @@ def foot_system(tmp_path, extra=""):
       - name: body
         mass: 10.0
         inertia: [0.2, 0.2, 0.3]
-        hydrodynamics: {{volume: {(10.0 - 40.0 / G) / RHO}, center_of_buoyancy: [0, 0, -0.05],
+        hydrodynamics: {{volume: {(10.0 - 40.0 / STANDARD_GRAVITY) / RHO}, center_of_buoyancy: [0, 0, -0.05],
                          linear_damping: [20, 20, 20, 2, 2, 2]}}
 contacts:
   - {{type: seabed, depth: 10.0, stiffness: 20000.0, damping: 300.0, friction: 0.5, points: [{feet}]}}

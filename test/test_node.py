@@ -66,7 +66,8 @@ def test_pwm_moves_forward_and_down_with_rep103_signs_and_sensors():
         assert imu.header.frame_id == "base_link"
         assert 9.0 < imu.linear_acceleration.z < 10.6 and abs(imu.linear_acceleration.x) < 0.2
         p0 = ear.last("pressure").fluid_pressure
-        assert p0 == pytest.approx(101325.0 + 1000 * 9.81 * ear.last("depth").data, rel=1e-9)
+        g = _sim.sim.env.gravity
+        assert p0 == pytest.approx(101325.0 + 1000 * g * ear.last("depth").data, rel=1e-9)
         start = ear.last("odom").pose.pose.position
         forward = UInt16MultiArray(data=[1440, 1440, 1560, 1560, 1500, 1500])
         assert spin_until(

@@ -39,6 +39,7 @@ def record(
     ``advance_ratio`` (J0). With ``poses`` the motion is logged as PoseStamped
     (100 Hz, ``noise`` metres of white noise on the position) instead of odometry."""
     system = load("config/bluerov2_heavy.yaml")
+    system.environment.surface = None  # deep water: a random heave would otherwise breach the surface
     sim = Simulator.from_system(system)
     kinds = [
         replace(

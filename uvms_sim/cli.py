@@ -31,14 +31,24 @@ def _summary(path: str) -> str:
     return "\n".join(lines)
 
 
-def run_sitl(description: str, bind: str, port: int) -> None:
+def run_sitl(description: str, bind: str, port: int, peer_timeout: float = 2.0) -> int:
     """Serve SITL until Ctrl-C, printing the frame counters every 10 s."""
     import time
 
-    from .hil.sitl_json import SitlJsonBackend
+    from .hil.sitl_json import SitlJsonBackend, check_address
     from .simulator import Simulator
 
-    backend = SitlJsonBackend(Simulator.from_system(load(resolve(description))), bind=bind, port=port)
+    try:
+        check_address(bind, port)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sim = Simulator.from_system(load(resolve(description)))
+    try:
+        backend = SitlJsonBackend(sim, bind=bind, port=port, peer_timeout=peer_timeout)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"uvms_sim SITL JSON backend on {bind}:{backend.port}: start ArduSub with --model JSON:{bind}")
     last = time.monotonic()
     try:
@@ -46,13 +56,27 @@ def run_sitl(description: str, bind: str, port: int) -> None:
             backend.serve_once(0.5)
             if time.monotonic() - last > 10.0:
                 c = backend.counters
+                split = ", ".join(f"{k} {v:.0f} us" for k, v in backend.times.split().items())
                 print(f"t = {backend.sim.state.t:.1f} s, frames {c.frames}, resends {c.resends}, "
-                      f"restarts {c.restarts}, lost {c.lost}, dropped {c.dropped}")  # fmt: skip
+                      f"restarts {c.restarts}, lost {c.lost}, dropped {c.dropped}, ignored {c.ignored}; "
+                      f"per frame: {split}")  # fmt: skip
                 last = time.monotonic()
     except KeyboardInterrupt:
         pass
     finally:
         backend.close()
+    return 0
+
+
+def _port(text: str) -> int:
+    """argparse type of a UDP port: an integer in 0-65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer port") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not in 0-65535")
+    return value
 
 
 AXIS_INDEX = {a: k for k, a in enumerate("uvwpqr")}
@@ -144,8 +168,14 @@ def main(argv: list[str] | None = None) -> int:
     conv.add_argument("--overlay", help="YAML overlay with hydrodynamics/thrusters for a URDF")
     sitl = sub.add_parser("sitl", help="be the physics of an ArduSub SITL (--model JSON:127.0.0.1)")
     sitl.add_argument("description", nargs="?", default="bluerov2_heavy")
-    sitl.add_argument("--bind", default="127.0.0.1")
-    sitl.add_argument("--port", type=int, default=9002)
+    sitl.add_argument("--bind", default="127.0.0.1", help="IPv4 address to listen on (default loopback)")
+    sitl.add_argument("--port", type=_port, default=9002, help="UDP port (ArduPilot's default 9002)")
+    sitl.add_argument(
+        "--peer-timeout",
+        type=float,
+        default=2.0,
+        help="seconds of silence after which another SITL address is served (default 2)",
+    )
     hil = sub.add_parser("hil", help="MAVLink HIL with an autopilot board (PX4 HITL; see docs)")
     hil.add_argument("description", nargs="?", default="bluerov2_heavy")
     hil.add_argument("--connection", default="udpin:127.0.0.1:14560", help="pymavlink connection string")
@@ -189,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             save_yaml(system, args.output, f"Converted by uvms-sim convert from {args.source}")
             print(f"wrote {args.output}")
         elif args.command == "sitl":
-            run_sitl(args.description, args.bind, args.port)
+            return run_sitl(args.description, args.bind, args.port, args.peer_timeout)
         elif args.command == "hil":
             from .hil.mavlink_hil import MavlinkHil
             from .simulator import Simulator

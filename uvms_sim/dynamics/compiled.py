@@ -48,6 +48,11 @@ from .flat import (
     FREE,
     HAS_DRAG,
     HAS_MA,
+    HCEN,
+    HCOL,
+    HRAD,
+    HULL0,
+    HVOL,
     IH,
     IQ,
     IRB,
@@ -56,6 +61,7 @@ from .flat import (
     JTYPE,
     MA,
     MASS,
+    NHULL,
     NS,
     NW,
     PARENT,
@@ -331,10 +337,60 @@ def placements(BF, BI, WB, S, q):
 
 
 @njit(**JIT)
+def _wet_part(BF, BI, WB, i, surface, rv, b0, b1, b2):
+    """(ρV, centre of buoyancy, wet share) of body i at the surface (kinematics.wet_part,
+    hydro.hull.submerged): the full values when the hull's bounding sphere is under water."""
+    row = WB[i]
+    h = BI[i, HULL0]
+    nh = BI[i, NHULL]
+    pz = row[WPW + 2] - surface
+    if nh == 0:
+        return 0.0, b0, b1, b2, (1.0 if pz > 0.0 else 0.0)
+    r0, r1, r2 = row[WRW + 6], row[WRW + 7], row[WRW + 8]  # row z of R (body -> world)
+    dc = pz + r0 * BF[i, h + HCEN] + r1 * BF[i, h + HCEN + 1] + r2 * BF[i, h + HCEN + 2]
+    if dc >= BF[i, h + HRAD]:
+        return rv, b0, b1, b2, 1.0
+    vol = BF[i, h + HVOL]
+    if dc <= -BF[i, h + HRAD]:
+        return 0.0, b0, b1, b2, 0.0
+    V = m0 = m1 = m2 = 0.0
+    for k in range(nh):
+        o = h + HCOL + 5 * k
+        x, y, lo, hi = BF[i, o], BF[i, o + 1], BF[i, o + 2], BF[i, o + 3]
+        a = pz + r0 * x + r1 * y
+        if r2 == 0.0:
+            if a <= 0.0:
+                lo = hi
+        elif r2 > 0.0:
+            lo = max(lo, -a / r2)
+        else:
+            hi = min(hi, -a / r2)
+        L = hi - lo
+        if L <= 0.0:
+            continue
+        wl = BF[i, o + 4] * L
+        V += wl
+        m0 += wl * x
+        m1 += wl * y
+        m2 += wl * 0.5 * (lo + hi)
+    if V <= 0.0:
+        return 0.0, b0, b1, b2, 0.0
+    return rv * V / vol, m0 / V, m1 / V, m2 / V, V / vol
+
+
+@njit(**JIT)
 def _body_bias(BF, BI, WB, S, i, fluid):
     """Hydrodynamic bias p_i into WB[i, WBIAS:] and ν_r into WB[i, WVR:]
-    (hydro.forces.body_bias); fluid = [current, its acceleration, gravity] (world NED)."""
+    (hydro.forces.body_bias); fluid = [current, its acceleration, gravity, (surface depth,
+    1 if there is a free surface, 0)] (world NED). At the free surface the buoyancy is that
+    of the wet part of the hull and the damping is scaled by the wet share
+    (kinematics.wet_part)."""
     row = WB[i]
+    rv = BF[i, RV]
+    b0, b1, b2 = BF[i, COB], BF[i, COB + 1], BF[i, COB + 2]
+    wet = 1.0
+    if fluid[3, 1] != 0.0:
+        rv, b0, b1, b2, wet = _wet_part(BF, BI, WB, i, fluid[3, 0], rv, b0, b1, b2)
     for a in range(3):
         R0, R1, R2 = row[WRW + a], row[WRW + 3 + a], row[WRW + 6 + a]  # column a of R: (Rᵀx)_a
         S[S_GB + a] = R0 * fluid[2, 0] + R1 * fluid[2, 1] + R2 * fluid[2, 2]
@@ -370,21 +426,20 @@ def _body_bias(BF, BI, WB, S, i, fluid):
         for b in range(6):
             s += BF[i, DL + 6 * a + b] * row[WVR + b]
         vra = row[WVR + a]
-        row[WBIAS + a] += s + BF[i, DQ + a] * abs(vra) * vra
-    mass, rv = BF[i, MASS], BF[i, RV]
+        row[WBIAS + a] += wet * (s + BF[i, DQ + a] * abs(vra) * vra)
+    mass = BF[i, MASS]
     g0, g1, g2 = S[S_GB], S[S_GB + 1], S[S_GB + 2]
     fg0, fg1, fg2 = mass * g0, mass * g1, mass * g2
     fb0, fb1, fb2 = rv * (S[S_AC] - g0), rv * (S[S_AC + 1] - g1), rv * (S[S_AC + 2] - g2)
     c0, c1, c2 = BF[i, COM], BF[i, COM + 1], BF[i, COM + 2]
-    b0, b1, b2 = BF[i, COB], BF[i, COB + 1], BF[i, COB + 2]
     row[WBIAS] -= fg0 + fb0
     row[WBIAS + 1] -= fg1 + fb1
     row[WBIAS + 2] -= fg2 + fb2
     row[WBIAS + 3] -= (c1 * fg2 - c2 * fg1) + (b1 * fb2 - b2 * fb1)
     row[WBIAS + 4] -= (c2 * fg0 - c0 * fg2) + (b2 * fb0 - b0 * fb2)
     row[WBIAS + 5] -= (c0 * fg1 - c1 * fg0) + (b0 * fb1 - b1 * fb0)
-    if BI[i, HAS_DRAG]:
-        _drag(BF, i, row)
+    if BI[i, HAS_DRAG] and wet > 0.0:
+        _drag(BF, i, row, (BI[i, HULL0] - DS) // 2, wet)
 
 
 @njit(**JIT)
@@ -415,8 +470,9 @@ def _force_cross_into(v, vo, f, fo, out, oo, add):
 
 
 @njit(**JIT)
-def _drag(BF, i, row):
-    """bias -= cylinder drag wrench (hydro.drag.cylinder_drag_wrench, closed form along the link)."""
+def _drag(BF, i, row, P, wet):
+    """bias -= wet x cylinder drag wrench (hydro.drag.cylinder_drag_wrench, closed form along
+    the link; P quadrature columns)."""
     e0, e1, e2 = BF[i, DAX], BF[i, DAX + 1], BF[i, DAX + 2]
     s0, s1, s2 = BF[i, DST], BF[i, DST + 1], BF[i, DST + 2]
     w0, w1, w2 = row[WVR + 3], row[WVR + 4], row[WVR + 5]
@@ -434,8 +490,7 @@ def _drag(BF, i, row):
     AB = A0 * B0 + A1 * B1 + A2 * B2
     BB = B0 * B0 + B1 * B1 + B2 * B2
     c0 = c1 = c2 = 0.0
-    k = -BF[i, DK]
-    P = (BF.shape[1] - DS) // 2
+    k = -BF[i, DK] * wet
     for n in range(P):
         wn = BF[i, DS + P + n]
         if wn == 0.0:
@@ -1020,7 +1075,7 @@ def _finite(x):
 @njit(**JIT)
 def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
     """One RKMK4 step (method 0, integrate.step_rk4) or semi-implicit Euler step (method 1);
-    fluid[s] = (current, acceleration, gravity) at t, t+h/2, t+h. False on a non-finite value
+    fluid[s] = (current, acceleration, gravity, surface) at t, t+h/2, t+h. False on a non-finite value
     (q_out, v_out then hold garbage)."""
     nv = v.shape[0]
     WB, WQ, WV, thrust, S = _carve(W, BI.shape[0], q.shape[0], nv, TI.shape[0])
@@ -1082,7 +1137,7 @@ def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fl
 @njit(**JIT)
 def aba(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, q, v, tau, f_ext, n, fluid, ddq):
     """q̈ into ``ddq`` at (q, v) for tau, body wrenches f_ext (nb x 6), thruster shaft speeds n,
-    fluid = [current, acceleration, gravity] (3 x 3); W a workspace buffer. Thrusts are left in
+    fluid = [current, acceleration, gravity, surface] (4 x 3); W a workspace buffer. Thrusts are left in
     the workspace."""
     WB, _, _, thrust, S = _carve(W, BI.shape[0], q.shape[0], v.shape[0], TI.shape[0])
     _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq)

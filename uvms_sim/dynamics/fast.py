@@ -42,15 +42,16 @@ class FastDynamics:
         self.env = env or Environment()
         self.thrusters = thrusters
         self.nt = 0 if thrusters is None else len(thrusters)
-        self._key = (self.env.density, self.env.gravity)
+        self._key = (self.env.density, self.env.gravity, self.env.surface)
         self.tables = flatten(model, self.env, thrusters)
         self.W = np.zeros(workspace_size(model, self.nt))
         self.no_wrench = np.zeros((model.nbodies, 6))
         self.no_thrust = np.zeros(self.nt)
         self.zero_tau = np.zeros(model.nv)
         self.ddq = np.zeros(model.nv)
-        self.fluid = np.zeros((3, 3, 3))  # stage (t, t+h/2, t+h) x (current, acceleration, gravity)
-        self.fluid[:, 2] = self.env.gravity_vector
+        # stage (t, t+h/2, t+h) x (current, acceleration, gravity, (surface depth, has surface, 0))
+        self.fluid = np.zeros((3, 4, 3))
+        self._fill_constants()
         self.q_out = np.zeros(model.nq)
         self.v_out = np.zeros(model.nv)
         self.CI = np.zeros((0, 2), dtype=np.int64)  # rigid connections: parent, child
@@ -144,16 +145,21 @@ class FastDynamics:
         skew -= skew.transpose(0, 2, 1)
         data.X[:, :3, 3:] = -E @ skew
 
+    def _fill_constants(self) -> None:
+        env = self.env
+        self.fluid[:, 2] = env.gravity_vector
+        self.fluid[:, 3] = (0.0, 0.0, 0.0) if env.surface is None else (env.surface, 1.0, 0.0)
+
     def _refresh(self) -> None:
-        key = (self.env.density, self.env.gravity)
+        key = (self.env.density, self.env.gravity, self.env.surface)
         if key != self._key:
             self._key = key
             self.tables = flatten(self.model, self.env, self.thrusters)
-            self.fluid[:, 2] = self.env.gravity_vector
+            self._fill_constants()
 
     def fluid_at(self, t: float, h: float) -> Array:
-        """Current, its acceleration and gravity at t, t + h/2, t + h (world NED; gravity is
-        kept by ``_refresh``, which every kernel call goes through)."""
+        """Current, its acceleration, gravity and the surface at t, t + h/2, t + h (world NED;
+        gravity and the surface are kept by ``_refresh``, which every kernel call goes through)."""
         env = self.env
         if env.current_profile is None:
             self.fluid[:, 0] = env.current

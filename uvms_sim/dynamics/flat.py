@@ -26,9 +26,12 @@ IH, IRB, MA, DL = 0, 36, 72, 108  # I_H = I_RB + M_A (seed 000 eq. 3), I_RB, M_A
 DQ, MASS, COM, RV, COB = 144, 150, 151, 154, 155  # d_quad (6), mass, com (3), ρV, cob (3)
 AXIS, ET, RT = 158, 161, 170  # joint axis (3), tree rotation parent->joint (9), origin (3)
 DAX, DST, DK, DS = 173, 176, 179, 180  # drag axis, start, ρ C_d r, then P abscissae and P weights
+# hull block (hydro.hull) of a body, from BF column BI[i, HULL0]: bounding-sphere centre (3),
+# radius, full hull volume, then per column x, y, z_lo, z_hi, w
+HCEN, HRAD, HVOL, HCOL = 0, 3, 4, 5
 # BI columns
-PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG = range(7)
-NBI = 7
+PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG, NHULL, HULL0 = range(9)
+NBI = 9
 # TF columns
 TPOS, TDIR, TARM, TNF, TNR, TNU, TMAX, TMIN = 0, 3, 6, 9, 10, 11, 12, 13
 NTF = 14
@@ -45,7 +48,9 @@ def flatten(model: Model, env: Environment | None = None, thrusters=None):
     env = env or Environment()
     nb = model.nbodies
     P = max([d.points for d in model.drag if d is not None], default=1)
-    BF = np.zeros((nb, DS + 2 * P))
+    H = max([len(h.columns) for h in model.hull if h is not None], default=0)
+    hull0 = DS + 2 * P
+    BF = np.zeros((nb, hull0 + HCOL + 5 * H))
     BI = np.zeros((nb, NBI), dtype=np.int64)
     for i, joint in enumerate(model.joints):
         BF[i, IH : IH + 36] = model.I_H[i].ravel()
@@ -61,8 +66,15 @@ def flatten(model: Model, env: Environment | None = None, thrusters=None):
         E_T, r_T = model.tree[i]
         BF[i, ET : ET + 9] = np.asarray(E_T).ravel()
         BF[i, RT : RT + 3] = r_T
+        hull = model.hull[i]
         BI[i] = (model.parents[i], JOINT_CODE[joint.type], model.idx_q[i], model.idx_v[i], joint.nv,
-                 bool(model.M_A[i].any()), model.drag[i] is not None)  # fmt: skip
+                 bool(model.M_A[i].any()), model.drag[i] is not None,
+                 0 if hull is None else len(hull.columns), hull0)  # fmt: skip
+        if hull is not None:
+            BF[i, hull0 + HCEN : hull0 + HCEN + 3] = hull.center
+            BF[i, hull0 + HRAD] = hull.radius
+            BF[i, hull0 + HVOL] = hull.volume
+            BF[i, hull0 + HCOL : hull0 + HCOL + hull.columns.size] = hull.columns.ravel()
         d = model.drag[i]
         if d is not None:
             BF[i, DAX : DAX + 3] = d.axis

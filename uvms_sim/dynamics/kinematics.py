@@ -8,6 +8,7 @@ import numpy as np
 
 from ..hydro.environment import Environment
 from ..hydro.forces import body_bias
+from ..hydro.hull import submerged
 from ..model.model import Data, Model
 from ..spatial import Array, compose, motion_cross, motion_matrix
 
@@ -76,6 +77,9 @@ def velocities_and_bias(
         else:
             data.v[i] = data.X[i] @ data.v[lam] + vJ
         data.c[i] = motion_cross(data.v[i], vJ)
+        volume, cob, wet = model.volume[i], model.cob[i], 1.0
+        if env.surface is not None:
+            volume, cob, wet = wet_part(model, data, i, env.surface)
         data.bias[i] = body_bias(
             model.I_RB[i],
             model.M_A[i],
@@ -83,8 +87,8 @@ def velocities_and_bias(
             model.d_quad[i],
             model.mass[i],
             model.com[i],
-            rho * model.volume[i],
-            model.cob[i],
+            rho * volume,
+            cob,
             data.R_world[i],
             data.v[i],
             gravity,
@@ -94,11 +98,25 @@ def velocities_and_bias(
             data.hydro_wrench[i],
             model.drag[i],
             rho,
+            wet,
         )
         if f_arr is not None:
             data.bias[i] -= f_arr[i]
     if wrench_fn is not None:
         data.bias -= wrench_fn(data)
+
+
+def wet_part(model: Model, data: Data, i: int, surface: float) -> tuple[float, Array, float]:
+    """``(volume, centre of buoyancy, wet share)`` of body i at its world pose in ``data`` with
+    the free surface at NED depth ``surface`` (``hydro.hull.submerged``); a body without a
+    volume is wet (its damping on) while its origin is under water."""
+    hull = model.hull[i]
+    if hull is None:
+        return 0.0, model.cob[i], 1.0 if data.p_world[i][2] > surface else 0.0
+    wet = submerged(hull, data.R_world[i], data.p_world[i], surface)
+    if wet is None:
+        return model.volume[i], model.cob[i], 1.0
+    return wet[0], wet[1], wet[0] / hull.volume
 
 
 def forward_kinematics(

@@ -1,29 +1,44 @@
 """ArduPilot SITL "JSON" physics backend: a real ArduSub SITL flies this simulator's physics.
 
-Protocol (ArduPilot ``libraries/SITL/examples/JSON/readme.md`` and ``SIM_JSON.cpp``):
+Protocol (ArduPilot ``libraries/SITL/SIM_JSON.cpp`` and ``libraries/SITL/examples/JSON/readme.md``):
 
 - SITL sends UDP datagrams to the physics backend's port 9002: little-endian
   ``uint16 magic, uint16 frame_rate, uint32 frame_count, uint16 pwm[16]`` with magic 18458
   (40 bytes), or ``pwm[32]`` with magic 29569 (72 bytes, ``SERVO_32_ENABLE = 1``).
 - The backend answers to the datagram's source address with one JSON object framed by
-  newlines: ``timestamp`` (s, absolute physics time), ``imu.gyro`` (rad/s, body) and
-  ``imu.accel_body`` (m/s², body, specific force), ``position`` and ``velocity`` (NED, m and
-  m/s) and ``quaternion`` (w, x, y, z). ArduSub derives its depth/pressure from ``position``.
-- ``frame_count`` grows by one per frame: a repeated count is a resend (SITL re-sends every
-  10 s while it gets no answer), a smaller one means SITL restarted, a jump means lost frames.
+  newlines: ``timestamp`` (s, physics time), ``imu.gyro`` (rad/s, body) and ``imu.accel_body``
+  (m/s², body, specific force), ``position`` and ``velocity`` (NED, m and m/s) and
+  ``quaternion`` (w, x, y, z). ArduSub derives its depth/pressure from ``position``.
+- SIM_JSON does not use a JSON parser: it finds ``key`` by ``strstr``, skips the key and two
+  characters (``":``) and runs ``sscanf(p, "[%f, %f, %f]")`` (or ``atof``) right there, so the
+  object must be written with compact separators: ``"gyro":[1.0,2.0,3.0]``. A space after the
+  colon fails every vector (``Failed to parse Vector3f``). ``hil.sitl_peer`` parses exactly so.
+- SITL counts a frame only when it parsed the answer: it re-sends the same ``frame_count``
+  when an answer was lost or unreadable (and every second while it hears nothing), so a
+  repeated count is a resend; a count that moves back (other than the 32-bit wrap from
+  2^32-1 to 0) means SITL restarted; a jump means frames were lost.
 
 Here: each new frame moves the physics by ``1/frame_rate`` seconds (split into steps of at
 most ``max_step``) with the servo PWM of that frame on the thrusters whose motor number is the
 servo channel; a resend is answered with the last state, unstepped; a restart puts the
-vehicle back to its initial state and time 0. Datagrams with a wrong magic or size, or a zero
-frame rate, are counted and dropped. Binds to loopback unless told otherwise.
+vehicle back to its initial state and time 0.
+
+One SITL per session: the backend serves the first address it hears from and ignores
+datagrams from any other address (counted, with one warning per address) until its peer has
+been silent for ``peer_timeout`` seconds (a restarted SITL has a new source port and is then
+served as a new session, from the initial state). Datagrams with a wrong magic or size, a
+zero frame rate or source port 0 are counted and dropped; socket errors are counted and never
+end the backend; a physics failure (a state that stops being finite) is logged and the
+vehicle is put back to its initial state with time running on. Binds to loopback unless told
+otherwise.
 """
 
 from __future__ import annotations
 
-import json
+import ipaddress
 import socket
 import struct
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +52,7 @@ SERVO_16 = struct.Struct("<HHI16H")
 SERVO_32 = struct.Struct("<HHI32H")
 MAGIC_16, MAGIC_32 = 18458, 29569
 DEFAULT_PORT = 9002
+WRAP = 1 << 32
 
 
 @dataclass(frozen=True)
@@ -63,10 +79,33 @@ def parse_servo_packet(data: bytes) -> ServoPacket:
 
 
 def encode_servo_packet(frame_rate: int, frame_count: int, pwm: list[int]) -> bytes:
-    """The datagram SITL sends (used by tests and tools that stand in for SITL)."""
+    """The datagram SITL sends (used by ``hil.sitl_peer`` and tests that stand in for SITL)."""
     layout, magic = (SERVO_16, MAGIC_16) if len(pwm) <= 16 else (SERVO_32, MAGIC_32)
     n = 16 if layout is SERVO_16 else 32
-    return layout.pack(magic, frame_rate, frame_count, *(list(pwm) + [0] * (n - len(pwm))))
+    return layout.pack(magic, frame_rate, frame_count % WRAP, *(list(pwm) + [0] * (n - len(pwm))))
+
+
+def _vec(values) -> str:
+    return "[" + ",".join(map(repr, values)) + "]"
+
+
+def encode_state(t: float, gyro, accel, position, velocity, quaternion) -> bytes:
+    """One answer as SIM_JSON reads it: newline-framed, compact separators (see module doc).
+    Every value must be finite (``sscanf`` would read ``nan`` and ArduPilot's EKF with it)."""
+    return (
+        f'\n{{"timestamp":{float(t)!r},"imu":{{"gyro":{_vec(gyro)},"accel_body":{_vec(accel)}}},'
+        f'"position":{_vec(position)},"velocity":{_vec(velocity)},"quaternion":{_vec(quaternion)}}}\n'
+    ).encode()
+
+
+def check_address(bind: str, port: int) -> None:
+    """ValueError naming what is wrong with a bind address or a port."""
+    try:
+        ipaddress.IPv4Address(bind)
+    except ValueError:
+        raise ValueError(f"bind address {bind!r} is not an IPv4 address such as 127.0.0.1") from None
+    if not (isinstance(port, int) and 0 <= port <= 65535):
+        raise ValueError(f"port {port!r} is not in 0-65535")
 
 
 @dataclass
@@ -74,8 +113,35 @@ class Counters:
     frames: int = 0
     resends: int = 0
     restarts: int = 0
+    sessions: int = 0
     lost: int = 0
+    physics_errors: int = 0
+    socket_errors: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
+    ignored: dict[str, int] = field(default_factory=dict)  # other senders, by address
+
+    def drop(self, key: str) -> None:
+        self.dropped[key] = self.dropped.get(key, 0) + 1
+
+
+@dataclass
+class FrameTimes:
+    """Wall time spent per stage over the frames served (s): waiting for and reading the
+    datagram, stepping the physics, the answer (sensor accelerations, JSON, sending it)."""
+
+    receive: float = 0.0
+    physics: float = 0.0
+    reply: float = 0.0
+    frames: int = 0
+
+    def split(self) -> dict[str, float]:
+        """Mean microseconds per frame of each stage."""
+        n = max(1, self.frames)
+        return {
+            "receive": 1e6 * self.receive / n,
+            "physics": 1e6 * self.physics / n,
+            "reply": 1e6 * (self.reply - self.physics) / n,
+        }
 
 
 class SitlJsonBackend:
@@ -88,11 +154,14 @@ class SitlJsonBackend:
         bind: str = "127.0.0.1",
         port: int = DEFAULT_PORT,
         max_step: float = 0.0025,
+        peer_timeout: float = 2.0,
     ) -> None:
         if sim.thrusters is None:
             raise ValueError("the SITL backend needs a system with thrusters")
+        check_address(bind, port)
         self.sim = sim
         self.max_step = max_step
+        self.peer_timeout = peer_timeout
         system = sim.system
         veh = system.vehicles[vehicle] if system is not None else None
         self.root = sim.model.body_index(veh.root) if veh is not None else 0
@@ -101,10 +170,18 @@ class SitlJsonBackend:
         self.initial = (sim.state.q.copy(), sim.state.v.copy())
         self.frame_count: int | None = None
         self.last_reply: bytes | None = None
+        self.last_pwm: tuple[int, ...] | None = None
+        self.peer: tuple[str, int] | None = None
+        self.peer_seen = -np.inf
         self.counters = Counters()
+        self.times = FrameTimes()
         self.throttle = Throttle()
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind((bind, port))
+        try:
+            self.sock.bind((bind, port))
+        except OSError as exc:
+            self.sock.close()
+            raise ValueError(f"cannot listen on {bind}:{port}: {exc.strerror or exc}") from None
         self.port = self.sock.getsockname()[1]
 
     def close(self) -> None:
@@ -112,71 +189,133 @@ class SitlJsonBackend:
 
     # -- one datagram -------------------------------------------------------------------------
     def handle(self, data: bytes) -> bytes | None:
-        """Process one datagram; the JSON answer, or None for a dropped datagram."""
+        """Process one datagram of the current peer; the answer, or None for a dropped one."""
         try:
             packet = parse_servo_packet(data)
         except ValueError as exc:
-            key = str(exc).split(" ")[0]
-            self.counters.dropped[key] = self.counters.dropped.get(key, 0) + 1
+            self.counters.drop(str(exc).split(" ")[0])
             self.throttle.warn("bad", f"SITL datagram dropped: {exc}")
             return None
         last = self.frame_count
-        if last is not None and packet.frame_count == last and self.last_reply is not None:
-            self.counters.resends += 1
-            return self.last_reply
-        if last is not None and packet.frame_count < last:
-            self.counters.restarts += 1
-            self.throttle.warn(
-                "restart", f"SITL restarted (frame {packet.frame_count} after {last}): physics reset"
-            )
-            q0, v0 = self.initial
-            self.sim.reset(q0, v0)
-        elif last is not None and packet.frame_count > last + 1:
-            self.counters.lost += packet.frame_count - last - 1
+        if last is not None:
+            ahead = (packet.frame_count - last) % WRAP  # the count wraps from 2^32-1 to 0
+            if ahead == 0 and self.last_reply is not None:
+                self.counters.resends += 1
+                return self.last_reply
+            if ahead >= WRAP // 2:
+                self.counters.restarts += 1
+                self.throttle.warn(
+                    "restart", f"SITL restarted (frame {packet.frame_count} after {last}): physics reset"
+                )
+                self.restart()
+            elif ahead > 1:
+                self.counters.lost += ahead - 1
         self.frame_count = packet.frame_count
         self.counters.frames += 1
         self.apply_pwm(packet.pwm)
         dt = 1.0 / packet.frame_rate
         n = max(1, int(np.ceil(dt / self.max_step - 1e-9)))
-        for _ in range(n):
-            self.sim.step(dt / n)
-        self.last_reply = self.state_json()
+        try:
+            t0 = time.perf_counter()
+            for _ in range(n):
+                self.sim.step(dt / n)
+            self.times.physics += time.perf_counter() - t0
+            self.last_reply = self.state_json()
+        except (ValueError, FloatingPointError, ArithmeticError) as exc:
+            self.counters.physics_errors += 1
+            self.throttle.warn("physics", f"SITL physics failed ({exc}): vehicle back to its initial state")
+            t = self.sim.state.t
+            q0, v0 = self.initial
+            self.sim.reset(q0, v0)
+            self.sim.state.t = t + dt  # time keeps running for SITL's clock
+            self.last_reply = self.state_json()
         return self.last_reply
+
+    def restart(self) -> None:
+        """A new SITL session: the initial state at time 0, nothing remembered of the frames."""
+        q0, v0 = self.initial
+        self.sim.reset(q0, v0)
+        self.frame_count = None
+        self.last_reply = None
 
     def apply_pwm(self, pwm: tuple[int, ...]) -> None:
         """Servo n drives this vehicle's thruster with motor number n (0: output not set up)."""
-        self.sim.thrusters.set_motor_pwm(pwm, self.thrusters)
+        if pwm != self.last_pwm:
+            self.sim.thrusters.set_motor_pwm(pwm, self.thrusters)
+            self.last_pwm = pwm
 
     def state_json(self) -> bytes:
-        """The JSON frame for the current state (physics time, IMU, NED position/velocity)."""
+        """The answer for the current state (physics time, IMU, NED position/velocity)."""
         sim = self.sim
         _, acc = current_accelerations(sim)
         i = self.root
         s = sim.model.q_slice(i)
         q = sim.state.q[s]
         v = sim.data.v[i]
-        frame = {
-            "timestamp": sim.state.t,
-            "imu": {
-                "gyro": [float(x) for x in v[3:6]],
-                "accel_body": [float(x) for x in specific_force(sim.data, acc, i, sim.env.gravity)],
-            },
-            "position": [float(x) for x in q[:3]],
-            "velocity": [float(x) for x in quat2mat(q[3:7]) @ v[:3]],
-            "quaternion": [float(x) for x in q[3:7]],
-        }
-        return b"\n" + json.dumps(frame).encode() + b"\n"
+        accel = specific_force(sim.data, acc, i, sim.env.gravity)
+        velocity = quat2mat(q[3:7]) @ v[:3]
+        values = np.concatenate(([sim.state.t], v[3:6], accel, q[:3], velocity, q[3:7]))
+        if not np.all(np.isfinite(values)):
+            raise ValueError("the state is not finite")
+        x = values.tolist()
+        return encode_state(x[0], x[1:4], x[4:7], x[7:10], x[10:13], x[13:17])
+
+    # -- the session ----------------------------------------------------------------------------
+    def accept(self, addr: tuple[str, int], now: float) -> bool:
+        """Whether a datagram from ``addr`` is served: the session's peer, or the first sender
+        after the peer has been silent for ``peer_timeout`` (a new session)."""
+        if addr[1] == 0:
+            self.counters.drop("source-port-0")
+            self.throttle.warn("port0", f"SITL datagram from {addr[0]} port 0 dropped (no way to answer)")
+            return False
+        if addr == self.peer:
+            self.peer_seen = now
+            return True
+        if self.peer is not None and now - self.peer_seen < self.peer_timeout:
+            key = f"{addr[0]}:{addr[1]}"
+            first = key not in self.counters.ignored
+            self.counters.ignored[key] = self.counters.ignored.get(key, 0) + 1
+            if first:
+                self.throttle.log.warning(
+                    f"SITL datagram from {key} ignored: serving {self.peer[0]}:{self.peer[1]} "
+                    f"(another sender is served once that one has been silent for {self.peer_timeout} s)"
+                )
+            return False
+        if self.peer is not None:
+            self.throttle.log.warning(
+                f"SITL peer {self.peer[0]}:{self.peer[1]} silent; new session with {addr[0]}:{addr[1]}"
+            )
+            self.restart()
+        self.peer, self.peer_seen = addr, now
+        self.counters.sessions += 1
+        return True
 
     # -- the socket -----------------------------------------------------------------------------
     def serve_once(self, timeout: float = 0.1) -> bool:
         """Wait up to ``timeout`` for a datagram and answer it; True if one was stepped or resent."""
-        self.sock.settimeout(timeout)
+        times = self.times
+        t0 = time.perf_counter()
         try:
+            self.sock.settimeout(timeout)
             data, addr = self.sock.recvfrom(65535)
         except TimeoutError:
+            return False
+        except OSError as exc:  # e.g. ICMP port unreachable from an earlier answer
+            self.counters.socket_errors += 1
+            self.throttle.warn("socket", f"SITL socket error ignored: {exc}")
+            return False
+        t1 = time.perf_counter()
+        if not self.accept(addr, time.monotonic()):
             return False
         reply = self.handle(data)
         if reply is None:
             return False
-        self.sock.sendto(reply, addr)
+        try:
+            self.sock.sendto(reply, addr)
+        except OSError as exc:
+            self.counters.socket_errors += 1
+            self.throttle.warn("socket", f"SITL answer to {addr} not sent: {exc}")
+        times.receive += t1 - t0
+        times.reply += time.perf_counter() - t1  # less the physics, in FrameTimes.split
+        times.frames += 1
         return True

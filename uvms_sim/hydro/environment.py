@@ -9,6 +9,8 @@ import numpy as np
 
 from ..spatial import Array
 
+STANDARD_GRAVITY = 9.80665  # m/s^2, the standard value ArduPilot uses (GRAVITY_MSS)
+
 
 class CurrentProfile(Protocol):
     """A time-varying uniform current (see ``uvms_sim.hydro.current``)."""
@@ -26,14 +28,17 @@ class Environment:
     ``current_acceleration`` its time derivative ``a_f`` (seed 000 eqs. 5 and 8); for a current
     that changes with time give ``current_profile`` instead, whose acceleration is the exact
     derivative of its velocity. ``density`` is the water density in kg/m^3 (1000 fresh,
-    1025 sea).
+    1025 sea). ``surface`` is the world NED z of a flat free surface: above it a body's hull
+    displaces no water (``hydro.hull``); None (the default of models built in code) means
+    water everywhere, as in the papers' cases. Descriptions put the surface at z = 0.
     """
 
-    gravity: float = 9.81
+    gravity: float = STANDARD_GRAVITY
     density: float = 1000.0
     current: Array = field(default_factory=lambda: np.zeros(3))
     current_acceleration: Array = field(default_factory=lambda: np.zeros(3))
     current_profile: CurrentProfile | None = None
+    surface: float | None = None  # NED depth of the free surface (0: sea level); None: water everywhere
 
     def __post_init__(self) -> None:
         self.current = np.asarray(self.current, dtype=float).reshape(3)
@@ -42,6 +47,8 @@ class Environment:
             raise ValueError(f"gravity must be a finite number >= 0, got {self.gravity}")
         if not (np.isfinite(self.density) and self.density > 0.0):
             raise ValueError(f"density must be a finite number > 0, got {self.density}")
+        if self.surface is not None and not np.isfinite(self.surface):
+            raise ValueError(f"surface must be a finite depth or None, got {self.surface}")
         if self.current_profile is not None and (self.current.any() or self.current_acceleration.any()):
             raise ValueError("give either a constant current or a current_profile, not both")
 

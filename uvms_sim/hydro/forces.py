@@ -7,7 +7,8 @@ fluid velocity seen in body axes, the force a body's joint must supply is
 
     p = ν ×* I_RB ν                  rigid-body Coriolis/centripetal (β, eq. A7; Fossen C_RB)
       + ν_r ×* M_A ν_r - M_A ν̇_c     added-mass bias β^A(ω, v_r, a_f) (eq. 5; Fossen C_A, M_A ν̇_c)
-      + (D_l + diag(d_q |ν_r|)) ν_r  damping f^D(ω, v_r) (eq. 6)
+      + (D_l + diag(d_q |ν_r|)) ν_r  damping f^D(ω, v_r) (eq. 6), times the wet share
+                                     at the free surface
       - m R^T g        at the centre of gravity
       + ρ V R^T g      buoyancy f^B (eq. 7) at the centre of buoyancy
       - ρ V R^T a_f    fluid-acceleration (Froude-Krylov) force f^F (eq. 8), also at the CoB
@@ -44,9 +45,12 @@ def body_bias(
     out_wrench: Array,
     drag: CylinderDrag | None = None,
     rho: float = 0.0,
+    wet: float = 1.0,
 ) -> Array:
     """Bias ``p`` of one body; writes ``ν_r`` into ``out_vrel`` and the wrench of gravity,
-    buoyancy, fluid acceleration and per-link ``drag`` on the body into ``out_wrench``."""
+    buoyancy, fluid acceleration and per-link ``drag`` on the body into ``out_wrench``.
+    ``wet`` (0-1) scales the damping and drag: the wetted share of a body at the free surface
+    (``rho_volume`` and ``cob`` are then those of its wet part, ``hydro.hull.submerged``)."""
     g_b = R.T @ gravity
     vc_b = R.T @ current
     w = v[3:]
@@ -58,13 +62,13 @@ def body_bias(
         nuc_dot = np.zeros(6)
         nuc_dot[:3] = R.T @ current_accel - cross(w, vc_b)
         p += force_cross(vr, M_A @ vr) - M_A @ nuc_dot
-    p += D_lin @ vr + d_quad * np.abs(vr) * vr
+    p += wet * (D_lin @ vr + d_quad * np.abs(vr) * vr)
     fg = mass * g_b
     fb = rho_volume * (R.T @ current_accel - g_b)
     ext = out_wrench
     ext[:3] = fg + fb
     ext[3:] = cross(com, fg) + cross(cob, fb)
     if drag is not None:
-        ext += cylinder_drag_wrench(drag, vr, rho)
+        ext += wet * cylinder_drag_wrench(drag, vr, rho)
     p -= ext
     return p

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..spatial import Array
 from .drag import CylinderDrag
+from .hull import Hull
 
 AXES = ("u", "v", "w", "p", "q", "r")
 FORCES = ("X", "Y", "Z", "K", "M", "N")
@@ -33,6 +34,7 @@ class Hydrodynamics:
     volume: float = 0.0
     center_of_buoyancy: Array = field(default_factory=lambda: np.zeros(3))
     drag: CylinderDrag | None = None
+    hull: Hull | None = None  # the displaced volume's shape (``hydro.hull``), for the free surface
 
     def __post_init__(self) -> None:
         MA = np.array(self.added_mass, dtype=float).reshape(6, 6)

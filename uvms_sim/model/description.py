@@ -18,7 +18,8 @@ from transforms3d.quaternions import mat2quat
 
 from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
 from ..hydro.drag import CylinderDrag
-from ..hydro.environment import Environment
+from ..hydro.environment import STANDARD_GRAVITY, Environment
+from ..hydro.hull import SHAPES, make_hull, shape_columns
 from ..hydro.params import AXES, FORCES, Hydrodynamics
 from ..spatial import Array, shift_to_origin
 from .body import Body
@@ -122,7 +123,7 @@ class VehicleSpec:
 # -- top level ----------------------------------------------------------------------------
 def _system(top: Cursor, base_dir: Path, source: Path) -> System:
     top.mapping(("vehicles",), ("name", "description", "sources", "environment", "connections", "contacts"))
-    env = _environment(top["environment"]) if "environment" in top else Environment()
+    env = _environment(top["environment"]) if "environment" in top else Environment(surface=0.0)
     vehicles = [_vehicle(c, base_dir, k) for k, c in enumerate(top["vehicles"].seq("a list of vehicles"))]
     if not vehicles:
         raise top["vehicles"].error("expected at least one vehicle")
@@ -357,8 +358,17 @@ def _check_mass_matrix(model: Model, top: Cursor) -> None:
 
 # -- environment --------------------------------------------------------------------------
 def _environment(cur: Cursor) -> Environment:
-    cur.mapping(optional=("gravity", "water_density", "current"))
-    g = cur["gravity"].number(lo=0.0) if "gravity" in cur else 9.81
+    env = _environment_without_surface(cur)
+    surface = 0.0
+    if "surface" in cur:
+        surface = None if cur["surface"].value is None else cur["surface"].number()
+    env.surface = surface
+    return env
+
+
+def _environment_without_surface(cur: Cursor) -> Environment:
+    cur.mapping(optional=("gravity", "water_density", "current", "surface"))
+    g = cur["gravity"].number(lo=0.0) if "gravity" in cur else STANDARD_GRAVITY
     rho = cur["water_density"].number(positive=True) if "water_density" in cur else 1000.0
     if "current" not in cur:
         return Environment(gravity=g, density=rho)
@@ -740,6 +750,7 @@ def _hydrodynamics(cur: Cursor) -> Hydrodynamics:
             "linear_damping",
             "quadratic_damping",
             "drag",
+            "hull",
         )
     )
     MA = _six_by_six(cur["added_mass"], _ADDED, "added mass") if "added_mass" in cur else np.zeros((6, 6))
@@ -770,16 +781,52 @@ def _hydrodynamics(cur: Cursor) -> Hydrodynamics:
                 "applies to added mass and linear damping only"
             )
         MA, Dl = shift_to_origin(MA, ref), shift_to_origin(Dl, ref)
+    volume = cur["volume"].number(lo=0.0) if "volume" in cur else None
+    cob = cur["center_of_buoyancy"].vector(3) if "center_of_buoyancy" in cur else None
+    hull = None
+    if "hull" in cur:
+        columns, center = _hull(cur["hull"])
+        hull = make_hull(columns, volume if volume else None, center if cob is None else cob)
+        volume = volume if volume is not None else hull.volume
+        cob = cob if cob is not None else hull.centroid
     return Hydrodynamics(
         added_mass=MA,
         linear_damping=Dl,
         quadratic_damping=dq,
-        volume=cur["volume"].number(lo=0.0) if "volume" in cur else 0.0,
-        center_of_buoyancy=cur["center_of_buoyancy"].vector(3)
-        if "center_of_buoyancy" in cur
-        else np.zeros(3),
+        volume=volume or 0.0,
+        center_of_buoyancy=np.zeros(3) if cob is None else cob,
         drag=drag,
+        hull=hull,
     )
+
+
+_HULL_SIZES = {"box": ("size", 3), "ellipsoid": ("semi_axes", 3), "sphere": ("radius", 1)}
+
+
+def _hull(cur: Cursor) -> tuple[Array, Array]:
+    """``hull: {shape: box, size: [lx, ly, lz]}``, ``{shape: cylinder, radius, length, axis:
+    x|y|z}``, ``{shape: ellipsoid, semi_axes: [a, b, c]}`` or ``{shape: sphere, radius}``, with an
+    optional ``center`` (link axes): the columns about the origin and that centre."""
+    cur.mapping(("shape",), ("size", "semi_axes", "radius", "length", "axis", "center"))
+    shape = cur["shape"].text()
+    if shape not in SHAPES:
+        raise cur["shape"].error(f"expected one of {list(SHAPES)}, got {shape!r}")
+    if shape == "cylinder":
+        cur.mapping(("shape", "radius", "length"), ("axis", "center"))
+        axis = cur["axis"].text() if "axis" in cur else "x"
+        if axis not in ("x", "y", "z"):
+            raise cur["axis"].error(f"expected x, y or z, got {axis!r}")
+        size = [cur["radius"].number(positive=True), cur["length"].number(positive=True)]
+        columns = shape_columns("cylinder", size, "xyz".index(axis))
+    else:
+        key, n = _HULL_SIZES[shape]
+        cur.mapping(("shape", key), ("center",))
+        size = cur[key].vector(n) if n > 1 else np.array([cur[key].number(positive=True)])
+        if not np.all(size > 0):
+            raise cur[key].error(f"expected sizes > 0, got {size.tolist()}")
+        columns = shape_columns(shape, size)
+    center = cur["center"].vector(3) if "center" in cur else np.zeros(3)
+    return columns, center
 
 
 def _sname_value(cur: Cursor, key: str, i: int, j: int, what: str) -> float:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..hydro.hull import default_hull
 from ..hydro.params import Hydrodynamics
 from ..spatial import Array, spatial_inertia
 from .body import Body
@@ -54,6 +55,11 @@ class Model:
         self.volume = np.array([h.volume for h in hydro])
         self.cob = np.array([h.center_of_buoyancy for h in hydro])
         self.drag = tuple(h.drag for h in hydro)  # per-link strip-theory drag models (or None)
+        # displaced-volume shapes for the free surface: given, or a sphere of the volume at the CoB
+        self.hull = tuple(
+            h.hull if h.hull is not None or h.volume <= 0 else default_hull(h.volume, h.center_of_buoyancy)
+            for h in hydro
+        )
         self.mass = np.array([b.mass for b in bodies])
         self.com = np.array([b.com for b in bodies])
         self.I_H = self.I_RB + self.M_A  # seed 000 eq. 3

@@ -67,7 +67,7 @@ from tf2_msgs.msg import TFMessage
 from ..actuators.joints import JointMotors
 from ..dynamics.kinematics import placements
 from ..dynamics.rnea import rnea
-from ..model import load
+from ..model import ConfigError, load
 from ..model.configs import resolve
 from ..sensors import absolute_pressure, current_accelerations, specific_force
 from ..simulator import Simulator
@@ -540,7 +540,12 @@ class SimulatorNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     rclpy.init(args=args if args is not None else sys.argv)
-    node = SimulatorNode()
+    try:
+        node = SimulatorNode()
+    except (ConfigError, ValueError) as exc:  # a bad description or parameter: one line, no traceback
+        print(f"simulator: error: {exc}", file=sys.stderr)
+        rclpy.shutdown()
+        sys.exit(2)
     try:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C, or SIGTERM from a launcher

@@ -1,0 +1,200 @@
+"""Fly a real ArduSub SITL on uvms_sim's physics and print what it did (docs/sitl.md).
+
+    .venv/bin/python tools/ardusub_sitl_check.py --ardusub ~/ardupilot/build/sitl/bin/ardusub \
+        --defaults ~/ardupilot/Tools/autotest/default_params/sub-6dof.parm [--description bluerov2_heavy]
+
+ArduPilot is not part of this project: build ArduSub SITL from ArduPilot's source yourself
+(``./waf configure --board sitl && ./waf sub``). This script starts the SITL JSON backend in
+this process, then the given ``ardusub`` binary as a child process in a temporary directory
+(``--model JSON:127.0.0.1``, a sea-level home, a wiped parameter store), talks MAVLink to it
+over TCP 5760 with pymavlink as a ground station would, and flies: MANUAL arm, a dive with
+MANUAL_CONTROL, ALT_HOLD for 20 s with the sticks centred, forward, lateral and yaw sticks in
+ALT_HOLD, disarm. It compares ArduSub's attitude estimate (ATTITUDE) with the physics and
+prints one table; the exit status is 1 if a check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+from pymavlink import mavutil
+from transforms3d.euler import quat2euler
+
+from uvms_sim.hil.sitl_json import SitlJsonBackend
+from uvms_sim.model import load
+from uvms_sim.model.configs import resolve
+from uvms_sim.simulator import Simulator
+
+MANUAL, ALT_HOLD = 19, 2  # ArduSub custom modes
+HOME = "33.810313,-118.393867,0,185"  # ArduSub's autotest start: sea level (see docs/sitl.md)
+
+
+class Physics(threading.Thread):
+    """The backend served in a thread, with the vehicle's state recorded after every frame."""
+
+    def __init__(self, description: str) -> None:
+        super().__init__(daemon=True)
+        self.backend = SitlJsonBackend(Simulator.from_system(load(resolve(description))))
+        self.history: list[tuple[float, np.ndarray, np.ndarray]] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        b = self.backend
+        s = b.sim.model.q_slice(b.root)
+        while not self.stop.is_set():
+            if b.serve_once(0.05):
+                self.history.append((b.sim.state.t, b.sim.state.q[s].copy(), b.sim.data.v[b.root].copy()))
+
+    def now(self) -> tuple[float, np.ndarray, np.ndarray]:
+        return self.history[-1]
+
+
+def send_sticks(mav, x=0, y=0, z=500, r=0) -> None:
+    mav.mav.manual_control_send(mav.target_system, x, y, z, r, 0)
+
+
+def fly(mav, physics: Physics, seconds: float, **sticks) -> list:
+    """Hold the sticks for ``seconds`` of simulated time, sending MANUAL_CONTROL at 20 Hz;
+    returns the ArduSub messages received meanwhile."""
+    t_end = physics.now()[0] + seconds
+    got, next_send = [], 0.0
+    while physics.now()[0] < t_end:
+        t = physics.now()[0]
+        if t >= next_send:
+            send_sticks(mav, **sticks)
+            next_send = t + 0.05
+        msg = mav.recv_match(blocking=True, timeout=0.02)
+        if msg is not None:
+            got.append((physics.now()[0], msg))
+    return got
+
+
+def set_mode(mav, physics: Physics, mode: int) -> None:
+    for _ in range(20):
+        mav.set_mode(mode)
+        fly(mav, physics, 0.5)
+        hb = mav.messages.get("HEARTBEAT")
+        if hb is not None and hb.custom_mode == mode:
+            return
+    raise RuntimeError(f"ArduSub did not take mode {mode}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ardusub", required=True, help="path of the ardusub SITL binary")
+    ap.add_argument("--defaults", required=True, help="ArduSub's default_params/sub-6dof.parm")
+    ap.add_argument("--description", default="bluerov2_heavy")
+    ap.add_argument("--speedup", type=float, default=1.0, help="SITL --speedup")
+    args = ap.parse_args()
+
+    physics = Physics(args.description)
+    physics.start()
+    workdir = tempfile.mkdtemp(prefix="ardusub_sitl_")
+    cmd = [args.ardusub, "--model", "JSON:127.0.0.1", "--defaults", args.defaults, "--home", HOME,
+           "-w", "--speedup", str(args.speedup)]  # fmt: skip
+    sitl = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wall0 = time.monotonic()
+    try:
+        mav = mavutil.mavlink_connection("tcp:127.0.0.1:5760", source_system=255, autoreconnect=True)
+        mav.wait_heartbeat(timeout=60)
+        for msg_id in (30, 33, 74, 29):  # ATTITUDE, GLOBAL_POSITION_INT, VFR_HUD, SCALED_PRESSURE
+            mav.mav.command_long_send(mav.target_system, mav.target_component,
+                                      mavutil.mavlink.MAV_CMD_SET_MESSAGE_INTERVAL, 0, msg_id, 20000,
+                                      0, 0, 0, 0, 0)  # fmt: skip
+        while not physics.history:
+            time.sleep(0.1)
+        boot = fly(mav, physics, 30.0)  # the EKF settles
+        depth_at_arm = physics.now()[1][2]
+        set_mode(mav, physics, MANUAL)
+        armed_at = None
+        for _attempt in range(40):
+            mav.arducopter_arm()
+            fly(mav, physics, 1.0)
+            if mav.motors_armed():
+                armed_at = physics.now()[0]
+                break
+        if armed_at is None:
+            raise RuntimeError("ArduSub refused to arm: " + " / ".join(
+                m.text for _, m in boot if m.get_type() == "STATUSTEXT"))  # fmt: skip
+        log = []
+        log += fly(mav, physics, 6.0, z=150)  # throttle down: dive
+        depth_dive = physics.now()[1][2]
+        set_mode(mav, physics, ALT_HOLD)
+        log += fly(mav, physics, 2.0)
+        t_hold = physics.now()[0]
+        log += fly(mav, physics, 20.0)
+        hold = np.array([(t, q[2]) for t, q, _ in physics.history if t_hold <= t <= t_hold + 20.0])
+        sticks = {}
+        for name, stick, axis in (
+            ("forward", {"x": 500}, 0),
+            ("lateral", {"y": 500}, 1),
+            ("yaw", {"r": 500}, 5),
+        ):
+            log += fly(mav, physics, 3.0, **stick)
+            t_now = physics.now()[0]
+            vals = [v[axis] for t, _, v in physics.history if t_now - 1.0 <= t <= t_now]
+            sticks[name] = float(np.mean(vals))
+            log += fly(mav, physics, 3.0)
+        mav.arducopter_disarm()
+        fly(mav, physics, 1.0)
+        # ArduSub's attitude estimate against the physics, on SITL's clock (time_boot_ms)
+        times = np.array([h[0] for h in physics.history])
+        eul = np.array([quat2euler(h[1][3:7], "rzyx")[::-1] for h in physics.history])  # roll, pitch, yaw
+        att = [(t, m) for t, m in log if m.get_type() == "ATTITUDE"]
+        offset = np.median([m.time_boot_ms / 1000.0 - t for t, m in att])
+        err = []
+        for _, m in att:
+            k = min(np.searchsorted(times, m.time_boot_ms / 1000.0 - offset), len(times) - 1)
+            d = np.array([m.roll, m.pitch, m.yaw]) - eul[k]
+            err.append((d + math.pi) % (2 * math.pi) - math.pi)
+        rms = np.degrees(np.sqrt(np.mean(np.square(err), axis=0)))
+        c = physics.backend.counters
+        wall = time.monotonic() - wall0
+        split = physics.backend.times.split()
+        checks = {
+            "armed in MANUAL": True,
+            "dived (m below the surface)": depth_dive > depth_at_arm + 0.3,
+            "ALT_HOLD depth span <= 0.10 m (+-0.05)": float(np.ptp(hold[:, 1])) <= 0.10,
+            "forward stick: u > 0.1 m/s": sticks["forward"] > 0.1,
+            "lateral stick: v > 0.1 m/s": sticks["lateral"] > 0.1,
+            "yaw stick: r > 0.1 rad/s": sticks["yaw"] > 0.1,
+            "attitude RMS < 2 deg (roll, pitch, yaw)": bool(np.all(rms < 2.0)),
+        }
+        print(f"description {args.description}; physics time {physics.now()[0]:.1f} s in {wall:.1f} s wall "
+              f"({physics.now()[0] / wall:.2f}x, SITL --speedup {args.speedup}); frames {c.frames}, "
+              f"resends {c.resends}, lost {c.lost}, ignored {c.ignored}, dropped {c.dropped}")  # fmt: skip
+        print("backend per frame (us): " + ", ".join(f"{k} {v:.0f}" for k, v in split.items()))
+        print(f"depth at arming {depth_at_arm:.3f} m, after the dive {depth_dive:.3f} m")
+        print(f"ALT_HOLD 20 s: depth {hold[0, 1]:.3f} -> {hold[-1, 1]:.3f} m, "
+              f"span {np.ptp(hold[:, 1]):.3f} m, std {hold[:, 1].std():.4f} m")  # fmt: skip
+        print(f"sticks (last second of 3 s): u {sticks['forward']:.3f} m/s, v {sticks['lateral']:.3f} m/s, "
+              f"r {sticks['yaw']:.3f} rad/s")  # fmt: skip
+        print(f"ATTITUDE vs physics over {len(att)} messages: RMS roll {rms[0]:.3f}, pitch {rms[1]:.3f}, "
+              f"yaw {rms[2]:.3f} deg")  # fmt: skip
+        for name, ok in checks.items():
+            print(f"  [{'ok' if ok else 'FAILED'}] {name}")
+        return 0 if all(checks.values()) else 1
+    finally:
+        sitl.terminate()
+        try:
+            out, _ = sitl.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            sitl.kill()
+            out = ""
+        physics.stop.set()
+        physics.join(2.0)
+        physics.backend.close()
+        tail = [line for line in (out or "").splitlines() if "JSON" in line or "Failed" in line][-5:]
+        if tail:
+            print("ArduSub SITL said: " + " | ".join(tail))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
