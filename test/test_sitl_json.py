@@ -92,8 +92,7 @@ def test_frames_parse_in_sim_json_and_keep_lock_step(link):
     assert peer.state["timestamp"] == sim.state.t
     assert peer.state["position"] == q[:3].tolist()  # doubles, exactly
     np.testing.assert_allclose(peer.state["quaternion"], q[3:7], rtol=1e-6)
-    np.testing.assert_allclose(peer.state["velocity"], quat2mat(q[3:7]) @ sim.data.v[backend.root][:3],
-                               atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(peer.state["velocity"], quat2mat(q[3:7]) @ sim.state.v[:3], atol=1e-6)
     assert peer.state["imu/accel_body"][2] == pytest.approx(-sim.env.gravity, abs=0.3)
     assert np.linalg.norm(peer.state["quaternion"]) == pytest.approx(1.0, abs=1e-6)
 

@@ -41,9 +41,13 @@ def current_accelerations(sim) -> tuple[Array, Array]:
 
 def specific_force(data, accelerations: Array, body: int, gravity: float) -> Array:
     """Accelerometer reading of body ``body`` (body axes, m/s^2)."""
-    v = data.v[body]
-    a_classical = accelerations[body, :3] + cross(v[3:], v[:3])
-    return a_classical - data.R_world[body].T @ np.array([0.0, 0.0, gravity])
+    return accelerometer(data.R_world[body], data.v[body], accelerations[body], gravity)
+
+
+def accelerometer(R: Array, v: Array, a: Array, gravity: float) -> Array:
+    """Specific force ``a_lin + ω × v - Rᵀ g`` of a body with world rotation R (body -> world
+    NED), spatial velocity v and spatial acceleration a (body axes)."""
+    return a[:3] + cross(v[3:], v[:3]) - gravity * R[2]
 
 
 def absolute_pressure(depth: float, density: float, gravity: float) -> float:

@@ -121,6 +121,13 @@ class FastDynamics:
         o = thrust_offset(self.model)
         return self.W[o : o + self.nt]
 
+    def body_frame(self, i: int) -> tuple[Array, Array, Array]:
+        """Views of body i's world rotation (body -> world), velocity and spatial acceleration
+        (body axes) from the last evaluation, without exporting the rest."""
+        o = i * NW
+        W = self.W
+        return W[o + WRW : o + WRW + 9].reshape(3, 3), W[o + WV : o + WV + 6], W[o + WA : o + WA + 6]
+
     def export(self, data) -> None:
         """Copy the last evaluation's forward pass and accelerations into a reference ``Data``
         (placements, world poses, velocities, c, biases, body accelerations ``a``), so that

@@ -42,10 +42,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from transforms3d.quaternions import quat2mat
-
 from ..log import Throttle
-from ..sensors import current_accelerations, specific_force
+from ..sensors import accelerometer, current_accelerations
 from ..simulator import Simulator
 
 SERVO_16 = struct.Struct("<HHI16H")
@@ -85,17 +83,19 @@ def encode_servo_packet(frame_rate: int, frame_count: int, pwm: list[int]) -> by
     return layout.pack(magic, frame_rate, frame_count % WRAP, *(list(pwm) + [0] * (n - len(pwm))))
 
 
-def _vec(values) -> str:
-    return "[" + ",".join(map(repr, values)) + "]"
+_D, _F = "%.17g", "%.9g"  # doubles (ArduPilot's %lf / atof) and floats (%f) to round-trip precision
+_ANSWER = (
+    '\n{"timestamp":' + _D + ',"imu":{"gyro":[' + ",".join([_F] * 3) + '],"accel_body":['
+    + ",".join([_F] * 3) + ']},"position":[' + ",".join([_D] * 3) + '],"velocity":['
+    + ",".join([_F] * 3) + '],"quaternion":[' + ",".join([_F] * 4) + "]}\n"
+)  # fmt: skip
 
 
 def encode_state(t: float, gyro, accel, position, velocity, quaternion) -> bytes:
-    """One answer as SIM_JSON reads it: newline-framed, compact separators (see module doc).
-    Every value must be finite (``sscanf`` would read ``nan`` and ArduPilot's EKF with it)."""
-    return (
-        f'\n{{"timestamp":{float(t)!r},"imu":{{"gyro":{_vec(gyro)},"accel_body":{_vec(accel)}}},'
-        f'"position":{_vec(position)},"velocity":{_vec(velocity)},"quaternion":{_vec(quaternion)}}}\n'
-    ).encode()
+    """One answer as SIM_JSON reads it: newline-framed, compact separators (see module doc),
+    doubles with 17 significant digits and floats with 9 (each round-trips exactly). Every
+    value must be finite (``sscanf`` would read ``nan`` and ArduPilot's EKF with it)."""
+    return (_ANSWER % (t, *gyro, *accel, *position, *velocity, *quaternion)).encode()
 
 
 def check_address(bind: str, port: int) -> None:
@@ -165,6 +165,7 @@ class SitlJsonBackend:
         system = sim.system
         veh = system.vehicles[vehicle] if system is not None else None
         self.root = sim.model.body_index(veh.root) if veh is not None else 0
+        self.q_root = sim.model.q_slice(self.root)
         names = {t.name for t in veh.thrusters} if veh is not None else set(sim.thrusters.names)
         self.thrusters = [k for k, n in enumerate(sim.thrusters.names) if n in names]  # this vehicle's
         self.initial = (sim.state.q.copy(), sim.state.v.copy())
@@ -247,14 +248,18 @@ class SitlJsonBackend:
     def state_json(self) -> bytes:
         """The answer for the current state (physics time, IMU, NED position/velocity)."""
         sim = self.sim
-        _, acc = current_accelerations(sim)
         i = self.root
-        s = sim.model.q_slice(i)
-        q = sim.state.q[s]
-        v = sim.data.v[i]
-        accel = specific_force(sim.data, acc, i, sim.env.gravity)
-        velocity = quat2mat(q[3:7]) @ v[:3]
-        values = np.concatenate(([sim.state.t], v[3:6], accel, q[:3], velocity, q[3:7]))
+        fast = sim.fast_dynamics()
+        st = sim.state
+        if fast is None or sim.constraints:
+            _, acc = current_accelerations(sim)
+            R, v, a = sim.data.R_world[i], sim.data.v[i], acc[i]
+        else:  # one compiled evaluation; only this body's rows are read
+            fast.aba(st.q, st.v, sim.tau, sim.f_ext, None, st.t)
+            R, v, a = fast.body_frame(i)
+        q = st.q[self.q_root]
+        accel = accelerometer(R, v, a, sim.env.gravity)
+        values = np.concatenate(((st.t,), v[3:6], accel, q[:3], R @ v[:3], q[3:7]))
         if not np.all(np.isfinite(values)):
             raise ValueError("the state is not finite")
         x = values.tolist()
