@@ -74,7 +74,8 @@ def standalone(rate: int, frames: int) -> None:
     backend.close()
     rtf = n / rate / wall
     print(f"standalone backend, BlueROV2 Heavy, {rate} Hz: {rtf:.2f}x real time "
-          f"({1e6 * wall / n:.0f} us per frame, {parsed} parsed, {resends} resends, messages {said})")  # fmt: skip
+          f"({1e6 * wall / n:.0f} us per frame, {parsed} parsed, {resends} resends, "
+          f"messages {said})")  # fmt: skip
     print("  backend per frame: " + ", ".join(f"{k} {v:.1f} us" for k, v in split.items()))
 
 
@@ -90,10 +91,11 @@ def through_node(rate: int, frames: int) -> None:
         proc = ctx.Process(target=peer, args=(port, rate, frames, send))
         proc.start()
         proc.join(timeout=600)
-        wall, n, parsed, resends, said = recv.recv()
+        wall, n, _, resends, said = recv.recv()
         rtf = n / rate / wall
         print(f"through the ROS node (its own process, use_sim_time, 50 Hz publishing), {rate} Hz: "
-              f"{rtf:.2f}x real time ({1e6 * wall / n:.0f} us per frame, {resends} resends, messages {said})")  # fmt: skip
+              f"{rtf:.2f}x real time ({1e6 * wall / n:.0f} us per frame, {resends} resends, "
+              f"messages {said})")  # fmt: skip
     finally:
         node.terminate()
         node.wait(10)

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from uvms_sim.actuators import PRESETS, T200_12V, T200_16V, ThrusterBank
+from uvms_sim.actuators import T200_12V, T200_16V, ThrusterBank
 from uvms_sim.actuators.ardusub import FRAMES, ArduSubEmulator, VehicleState, mix, normalize_rc, thrust_to_pwm
 from uvms_sim.actuators.joints import SEED003_ARM_GAINS, JointMotors, tuned_gains
-from uvms_sim.actuators.thruster import KGF, thruster_model
+from uvms_sim.actuators.thruster import KGF, PRESET_NAMES, thruster_model
 from uvms_sim.model import load
-from uvms_sim.model.system import THRUSTER_MODEL_KEYS, THRUSTER_PRESETS, Thruster
+from uvms_sim.model.system import THRUSTER_MODEL_KEYS, THRUSTER_PRESETS
 from uvms_sim.simulator import Simulator
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
@@ -43,7 +43,7 @@ def test_t200_datasheet_points(model, forward_kgf, reverse_kgf):
 
 
 def test_presets_match_the_description_schema():
-    assert set(PRESETS) == set(THRUSTER_PRESETS)
+    assert set(PRESET_NAMES) == set(THRUSTER_PRESETS)
     fields = set(T200_16V.__dataclass_fields__)
     assert set(THRUSTER_MODEL_KEYS) <= fields
     lag = thruster_model((("preset", "t200_12v"), ("time_constant", 0.1)))
@@ -149,27 +149,34 @@ def test_mixing_matches_ardusub_rules():
 
 
 def test_reversed_thruster_with_mot_direction_flies_the_same():
-    """A thruster mounted backwards (its force for PWM > 1500 flipped) with MOT_1_DIRECTION = -1
-    gives the vehicle the same wrench as the nominal one when the propeller is symmetric; a
-    T200 mounted backwards pushes with its weaker reverse curve, so only the directions agree."""
+    """``reversed: true`` (the ESC turns the motor the other way, with the mirror propeller, so
+    PWM below 1500 pushes along ``direction``) flown with MOT_1_DIRECTION = -1 gives the
+    vehicle exactly the nominal wrench, strong and weak curves included; flown without it, that
+    thruster pushes the wrong way. A T200 mounted backwards (direction flipped, same propeller)
+    with MOT_1_DIRECTION = -1 pushes the right way on its weaker reverse curve."""
     system = load(CONFIG / "bluerov2.yaml")
     t1 = system.thrusters[0]
-    flipped = (Thruster(t1.name, t1.body, t1.position, -t1.direction, t1.motor, True), *system.thrusters[1:])
-    symmetric = replace(T200_16V, thrust_reverse=T200_16V.thrust_forward)
-    for kind, exact in ((symmetric, True), (T200_16V, False)):
-        wrench = []
-        for thrusters, directions in ((system.thrusters, {}), (flipped, {1: -1.0})):
-            bank = ThrusterBank(system.model, thrusters, [kind] * 6)
-            ap = ArduSubEmulator("vectored", directions)
-            ap.arm()
-            ap.set_rc([1500, 1500, 1500, 1500, 1700, 1600])
-            bank.set_motor_pwm(ap.update(VehicleState.from_free_joint(system.initial_q, np.zeros(6)), 0.01))
-            bank.advance(0.01)
-            wrench.append(bank.wrenches(system.model.create_data())[0])
-        if exact:
-            np.testing.assert_allclose(wrench[0], wrench[1], atol=1e-12)
-        else:
-            np.testing.assert_array_equal(np.sign(np.round(wrench[0], 9)), np.sign(np.round(wrench[1], 9)))
+    wired = (replace(t1, reversed=True), *system.thrusters[1:])
+    backwards = (replace(t1, direction=-t1.direction), *system.thrusters[1:])
+
+    def wrench(thrusters, directions):
+        bank = ThrusterBank(system.model, thrusters, [T200_16V] * 6)
+        ap = ArduSubEmulator("vectored", directions)
+        ap.arm()
+        ap.set_rc([1500, 1500, 1500, 1500, 1700, 1600])
+        bank.set_motor_pwm(ap.update(VehicleState.from_free_joint(system.initial_q, np.zeros(6)), 0.01))
+        bank.advance(0.01)
+        return bank.wrenches(system.model.create_data())[0], bank.thrust[0], bank.pwm[0]
+
+    nominal, t_nominal, pwm = wrench(system.thrusters, {})
+    assert pwm != 1500.0 and t_nominal == pytest.approx(float(T200_16V.bollard_thrust(pwm)))
+    np.testing.assert_allclose(wrench(wired, {1: -1.0})[0], nominal, atol=1e-12)
+    wrong = wrench(wired, {})[1]  # the other way, on the other curve
+    assert wrong == pytest.approx(float(T200_16V.bollard_thrust(3000.0 - pwm))) and wrong * t_nominal < 0
+    flipped, t_flipped, _ = wrench(backwards, {1: -1.0})  # the same thrust along a flipped axis
+    assert t_flipped == pytest.approx(float(T200_16V.bollard_thrust(3000.0 - pwm)))
+    assert abs(t_flipped) != pytest.approx(abs(t_nominal))
+    np.testing.assert_array_equal(np.sign(np.round(flipped, 9)), np.sign(np.round(nominal, 9)))
 
 
 def test_disarmed_outputs_neutral_and_modes():

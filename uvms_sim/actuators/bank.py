@@ -15,7 +15,8 @@ from ..log import Throttle
 from ..model.model import Data, Model
 from ..model.system import Thruster
 from ..spatial import Array
-from .thruster import PWM_MAX, PWM_MIN, PWM_NEUTRAL, ThrusterModel
+from . import t200
+from .thruster import PWM_MAX, PWM_MIN, PWM_NEUTRAL, ThrusterModel, with_voltage
 
 
 class ThrusterBank:
@@ -28,6 +29,8 @@ class ThrusterBank:
         self.kinds = list(kinds)
         self.names = [t.name for t in thrusters]
         self.motors = [t.motor for t in thrusters]
+        # a reversed motor (ArduSub MOT_n_DIRECTION = -1) pushes along its direction below 1500 us
+        self.sign = np.array([-1.0 if t.reversed else 1.0 for t in thrusters])
         self.body = np.array([model.body_index(t.body) for t in thrusters], dtype=int)
         self.position = np.array([t.position for t in thrusters]).reshape(-1, 3)
         self.direction = np.array([t.direction for t in thrusters]).reshape(-1, 3)
@@ -38,12 +41,7 @@ class ThrusterBank:
         self.u_a = np.zeros(len(thrusters))  # last evaluated advance speed, m/s
         self.nbodies = model.nbodies
         self.throttle = Throttle()
-        # per-thruster model constants, so that a wrench evaluation is a few array operations
-        self.T_nn_forward = np.array([k.T_nn_forward for k in kinds])
-        self.T_nn_reverse = np.array([k.T_nn_reverse for k in kinds])
-        self.T_nu = np.array([k.T_nu for k in kinds])
-        self.T_max = np.array([k.thrust_forward for k in kinds])
-        self.T_min = -np.array([k.thrust_reverse for k in kinds])
+        self.version = 0  # grows whenever the thruster models (their constants) change
         self.incidence = np.zeros((model.nbodies, len(thrusters)))  # body <- thruster
         self.incidence[self.body, np.arange(len(thrusters))] = 1.0
         self.unit_wrench = np.hstack([self.direction, self.moment_arm])  # n x 6
@@ -93,14 +91,29 @@ class ThrusterBank:
                 pwm[k] = value
         return self.set_pwm(pwm)
 
+    def motor_directions(self, thrusters: list[int] | None = None) -> dict[int, float]:
+        """ArduSub's MOT_n_DIRECTION of the reversed motors (among ``thrusters``, indices):
+        ``{motor: -1.0}``, what an autopilot flying these thrusters must be configured with."""
+        idx = range(len(self)) if thrusters is None else thrusters
+        return {self.motors[k]: -1.0 for k in idx if self.sign[k] < 0 and self.motors[k] is not None}
+
     def _read_kinds(self) -> None:
-        """Per-thruster arrays of the thruster models, rebuilt when ``kinds`` is replaced by a
-        new list (it is not watched for changes in place)."""
+        """Per-thruster arrays of the thruster models (so that a wrench evaluation is a few
+        array operations), rebuilt when ``kinds`` is replaced by a new list (it is not watched
+        for changes in place)."""
         key = (id(self.kinds), len(self.kinds))
         if key == self._kinds_key:
             return
         k = self.kinds
         self._kinds_key = key
+        self.version += 1
+        self._T_nn_forward = np.array([x.T_nn_forward for x in k])
+        self._T_nn_reverse = np.array([x.T_nn_reverse for x in k])
+        self._T_nu = np.array([x.T_nu for x in k])
+        self._T_max = np.array([x.thrust_forward for x in k])
+        self._T_min = -np.array([x.thrust_reverse for x in k])
+        self._voltage = np.array([np.nan if x.voltage is None else x.voltage for x in k])
+        self._table = ~np.isnan(self._voltage)
         self._n_max = np.array([x.n_max for x in k])
         self._deadband = np.array([x.deadband for x in k])
         self._exponent = np.array([x.exponent for x in k])
@@ -108,6 +121,40 @@ class ThrusterBank:
         self._lag = self._tau > 0.0
         self._any_lag = bool(self._lag.any())
         self._targets_stale = True
+
+    def constants(self) -> tuple[Array, Array, Array, Array, Array]:
+        """``(T_nn⁺, T_nn⁻, T_nu, T_max, T_min)`` per thruster (seed 001 eq. 12, saturation)."""
+        self._read_kinds()
+        return self._T_nn_forward, self._T_nn_reverse, self._T_nu, self._T_max, self._T_min
+
+    T_nn_forward = property(lambda self: self.constants()[0])
+    T_nn_reverse = property(lambda self: self.constants()[1])
+    T_nu = property(lambda self: self.constants()[2])
+    T_max = property(lambda self: self.constants()[3])
+    T_min = property(lambda self: self.constants()[4])
+
+    @property
+    def voltage(self) -> Array:
+        """Supply voltage of each thruster (V; NaN for a thruster with a fixed preset)."""
+        self._read_kinds()
+        return self._voltage
+
+    def set_voltage(self, voltage: float) -> None:
+        """A new supply voltage for every thruster modelled from Blue Robotics' tables
+        (``t200``); ValueError outside 10-20 V, nothing changed."""
+        self.kinds = [with_voltage(k, voltage) for k in self.kinds]
+        self._read_kinds()
+
+    def currents(self) -> Array:
+        """Supply current of each thruster (A) at its command, from the tables (0 for a
+        thruster with a fixed preset, which has no current model)."""
+        self._read_kinds()
+        out = np.zeros(len(self))
+        if self._table.any():
+            t = self._table
+            pwm = PWM_NEUTRAL + self.sign[t] * (self.pwm[t] - PWM_NEUTRAL)
+            out[t] = t200.current(pwm, self._voltage[t])
+        return out
 
     @property
     def has_lag(self) -> bool:
@@ -118,13 +165,20 @@ class ThrusterBank:
     def shaft_speed_targets(self) -> Array:
         """Commanded shaft speeds (rev/s) of the current PWM: ``ThrusterModel.shaft_speed``
         (seed 001 eq. 39) vectorised over the thrusters, recomputed only after ``set_pwm`` or a
-        new list of ``kinds``."""
+        new list of ``kinds``. A reversed motor sees ``3000 - pwm`` (its ESC turns the other
+        way, and its propeller is the mirror one, so the thrust along ``direction`` is the
+        nominal thruster's at the mirrored command, as ArduSub's MOT_n_DIRECTION assumes)."""
         self._read_kinds()
         if self._targets_stale:
-            d = self.pwm - PWM_NEUTRAL
+            d = self.sign * (self.pwm - PWM_NEUTRAL)
             span = (PWM_MAX - PWM_NEUTRAL) - self._deadband
             x = np.clip((np.abs(d) - self._deadband) / span, 0.0, 1.0)
             self._target = np.sign(d) * self._n_max * x**self._exponent
+            if self._table.any():  # the speed whose bollard thrust is the tables' (ThrusterModel.shaft_speed)
+                t = self._table
+                T = t200.thrust(PWM_NEUTRAL + d[t], self._voltage[t])
+                full = np.where(T >= 0.0, self._T_max[t], -self._T_min[t])
+                self._target[t] = np.sign(T) * self._n_max[t] * np.sqrt(np.abs(T) / full)
             self._targets_stale = False
         return self._target
 
@@ -154,6 +208,7 @@ class ThrusterBank:
         )
         u_a = self.u_a = np.einsum("ij,ij->i", v_point, self.direction)
         n = self.n
-        T_nn = np.where(n >= 0.0, self.T_nn_forward, self.T_nn_reverse)
-        np.clip(T_nn * np.abs(n) * n + self.T_nu * np.abs(n) * u_a, self.T_min, self.T_max, out=self.thrust)
+        Tf, Tr, Tu, Tmax, Tmin = self.constants()
+        T_nn = np.where(n >= 0.0, Tf, Tr)
+        np.clip(T_nn * np.abs(n) * n + Tu * np.abs(n) * u_a, Tmin, Tmax, out=self.thrust)
         return self.incidence @ (self.thrust[:, None] * self.unit_wrench)

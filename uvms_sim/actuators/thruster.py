@@ -12,7 +12,11 @@
   ``T_nu = T_nn · α1/(α0 D) = -T_nn/(J0 D)`` where ``J0`` is the advance ratio of zero thrust.
 - Saturation: ``|T|`` never exceeds the bollard thrust at full command in that direction.
 
-Preset numbers (T200, Blue Robotics datasheet via DESIGN.md): full-command thrust 5.25 kgf
+With a supply ``voltage`` (preset ``t200``) the bollard map is Blue Robotics' measured one at
+that voltage (``actuators.t200``); the shaft speed is the one whose bollard thrust it gives,
+so the advance-speed term and the lag act on it as above.
+
+Fixed presets (T200, Blue Robotics datasheet via DESIGN.md): full-command thrust 5.25 kgf
 forward / 4.1 kgf reverse at 16 V and 3.7 / 2.9 kgf at 12 V, deadband ±25 us. Not in the
 datasheet facts and chosen here: n_max = 3600 rpm at 16 V (12 V scaled by the square root of
 the thrust ratio), the exponent b = 0.75 (a fractional exponent as eq. 39), propeller diameter
@@ -26,6 +30,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..spatial import Array
+from . import t200
 
 KGF = 9.80665
 PWM_NEUTRAL = 1500.0
@@ -47,6 +52,7 @@ class ThrusterModel:
     time_constant: float = 0.0  # s, first-order spin-up lag (0: static)
     pwm_min: float = PWM_MIN
     pwm_max: float = PWM_MAX
+    voltage: float | None = None  # V: the T200 fit of Blue Robotics' tables (``t200``) instead of eq. 39
 
     def __post_init__(self) -> None:
         for name in ("thrust_forward", "thrust_reverse", "rpm_max", "exponent", "diameter"):
@@ -56,6 +62,8 @@ class ThrusterModel:
             raise ValueError(f"thruster model: deadband must be in [0, 400) us, got {self.deadband}")
         if not self.time_constant >= 0.0 or not self.zero_thrust_advance_ratio > 0.0:
             raise ValueError("thruster model: time_constant must be >= 0 and zero_thrust_advance_ratio > 0")
+        if self.voltage is not None:
+            t200.check_voltage(self.voltage)
 
     @property
     def n_max(self) -> float:
@@ -76,7 +84,15 @@ class ThrusterModel:
         return -self.T_nn_forward / (self.zero_thrust_advance_ratio * self.diameter)
 
     def shaft_speed(self, pwm: Array) -> Array:
-        """Commanded shaft speed (rev/s, signed) for PWM (us), seed 001 eq. 39."""
+        """Commanded shaft speed (rev/s, signed) for PWM (us): seed 001 eq. 39, or with a
+        ``voltage`` the speed whose bollard thrust is the T200 fit's (``t200``)."""
+        if self.voltage is not None:
+            T = t200.thrust(pwm, self.voltage)
+            return (
+                np.sign(T)
+                * self.n_max
+                * np.sqrt(np.abs(T) / np.where(T >= 0.0, self.thrust_forward, self.thrust_reverse))
+            )
         d = np.asarray(pwm, dtype=float) - PWM_NEUTRAL
         span = (PWM_MAX - PWM_NEUTRAL) - self.deadband
         x = np.clip((np.abs(d) - self.deadband) / span, 0.0, 1.0)
@@ -96,15 +112,44 @@ class ThrusterModel:
         return self.thrust(n, np.zeros_like(n))
 
 
+def t200_model(voltage: float = 16.0, **overrides) -> ThrusterModel:
+    """A T200 on a ``voltage`` supply: bollard thrust and current from Blue Robotics' tables
+    (``t200``), full-command thrusts and no-load speed at that voltage."""
+    v = t200.check_voltage(voltage)
+    base = {
+        "thrust_forward": float(t200.thrust(PWM_MAX, v)),
+        "thrust_reverse": float(-t200.thrust(PWM_MIN, v)),
+        "rpm_max": t200.rpm_max(v),
+        "deadband": t200.DEADBAND,
+    }
+    return ThrusterModel(**{**base, **overrides, "voltage": v})
+
+
+def with_voltage(model: ThrusterModel, voltage: float) -> ThrusterModel:
+    """The same thruster on another supply voltage (a model without ``voltage`` is kept)."""
+    if model.voltage is None:
+        return model
+    keep = {
+        k: getattr(model, k) for k in ("diameter", "zero_thrust_advance_ratio", "time_constant", "exponent")
+    }
+    return t200_model(voltage, **keep)
+
+
 T200_16V = ThrusterModel(thrust_forward=5.25 * KGF, thrust_reverse=4.1 * KGF, rpm_max=3600.0)
 T200_12V = ThrusterModel(
     thrust_forward=3.7 * KGF, thrust_reverse=2.9 * KGF, rpm_max=3600.0 * float(np.sqrt(3.7 / 5.25))
 )
 PRESETS = {"t200_16v": T200_16V, "t200_12v": T200_12V}
+PRESET_NAMES = ("t200", *PRESETS)  # t200: Blue Robotics' tables at a supply voltage
 
 
 def thruster_model(spec: tuple[tuple[str, object], ...] | dict) -> ThrusterModel:
-    """A preset with overrides, as a description gives it (``Vehicle.thruster_model``)."""
-    params = dict(spec)
-    preset = params.pop("preset", "t200_16v")
-    return replace(PRESETS[str(preset)], **{k: float(v) for k, v in params.items()})
+    """A preset with overrides, as a description gives it (``Vehicle.thruster_model``):
+    ``t200`` (Blue Robotics' tables at ``voltage``, default 16 V) or a fixed preset."""
+    params = {k: float(v) for k, v in dict(spec).items() if k != "preset"}
+    preset = str(dict(spec).get("preset", "t200_16v"))
+    if preset == "t200":
+        return t200_model(params.pop("voltage", 16.0), **params)
+    if "voltage" in params:
+        raise ValueError(f"voltage applies to the preset 't200' (Blue Robotics' tables), not {preset!r}")
+    return replace(PRESETS[preset], **params)

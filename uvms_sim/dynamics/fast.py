@@ -42,7 +42,9 @@ class FastDynamics:
         self.env = env or Environment()
         self.thrusters = thrusters
         self.nt = 0 if thrusters is None else len(thrusters)
-        self._key = (self.env.density, self.env.gravity, self.env.surface)
+        if thrusters is not None:
+            thrusters.constants()
+        self._key = self._tables_key()
         self.tables = flatten(model, self.env, thrusters)
         self.W = np.zeros(workspace_size(model, self.nt))
         self.no_wrench = np.zeros((model.nbodies, 6))
@@ -157,8 +159,16 @@ class FastDynamics:
         self.fluid[:, 2] = env.gravity_vector
         self.fluid[:, 3] = (0.0, 0.0, 0.0) if env.surface is None else (env.surface, 1.0, 0.0)
 
+    def _tables_key(self) -> tuple:
+        """What the flat tables depend on besides the model: density, gravity, the surface and
+        the thruster models (a new supply voltage changes their constants)."""
+        version = 0 if self.thrusters is None else self.thrusters.version
+        return (self.env.density, self.env.gravity, self.env.surface, version)
+
     def _refresh(self) -> None:
-        key = (self.env.density, self.env.gravity, self.env.surface)
+        if self.thrusters is not None:
+            self.thrusters.constants()  # brings the bank's version up to date
+        key = self._tables_key()
         if key != self._key:
             self._key = key
             self.tables = flatten(self.model, self.env, self.thrusters)

@@ -42,6 +42,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from ..log import Throttle
 from ..sensors import accelerometer, current_accelerations
 from ..simulator import Simulator

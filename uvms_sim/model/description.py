@@ -536,6 +536,14 @@ def _thruster_model(cur: Cursor) -> tuple[tuple[str, object], ...]:
     for key in THRUSTER_MODEL_KEYS:
         if key in cur:
             out.append((key, cur[key].number(lo=0.0)))
+    if "voltage" in cur:
+        if preset != "t200":
+            raise cur["voltage"].error(
+                f"voltage applies to the preset 't200' (Blue Robotics' tables), not {preset!r}"
+            )
+        v = cur["voltage"].number()
+        if not 10.0 <= v <= 20.0:
+            raise cur["voltage"].error(f"expected a supply voltage in 10-20 V (the T200 tables), got {v}")
     return tuple(out)
 
 

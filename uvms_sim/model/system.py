@@ -44,7 +44,7 @@ class Thruster:
 
 # Thruster types a description may name, and the parameters it may override; the models
 # themselves are ``uvms_sim.actuators.thruster`` (a test keeps the two in step).
-THRUSTER_PRESETS = ("t200_16v", "t200_12v")
+THRUSTER_PRESETS = ("t200", "t200_16v", "t200_12v")
 THRUSTER_MODEL_KEYS = (
     "thrust_forward",
     "thrust_reverse",
@@ -53,6 +53,7 @@ THRUSTER_MODEL_KEYS = (
     "exponent",
     "diameter",
     "zero_thrust_advance_ratio",
+    "voltage",
     "time_constant",
 )
 

@@ -16,14 +16,14 @@ import sys
 
 import numpy as np
 
-from ..model.system import System
-from ..ros.frames import (
+from ..frames import (
     body_frd_flu,
     position_enu_to_ned,
     position_ned_to_enu,
     quat_enu_flu_to_ned_frd,
     quat_ned_frd_to_enu_flu,
 )
+from ..model.system import System
 from ..simulator import Simulator
 from .bag import BagContents, odometry_message, typestore, write_bag
 
@@ -108,7 +108,7 @@ class _Pilot:
             raise ValueError(
                 f"RC override replay needs an ArduSub frame: motor numbers {bank.motors} are not 1-6 or 1-8"
             )
-        self.autopilot = ArduSubEmulator(frame)
+        self.autopilot = ArduSubEmulator(frame, directions=bank.motor_directions())
         self.period = 1.0 / rate
         self.bank = bank
         self.t_rc, self.rc = np.asarray(bag.overrides.t), bag.overrides.values

@@ -57,8 +57,8 @@ class MavrosShim:
         if frame not in FRAMES:
             raise ValueError(f"ardusub_frame {frame!r} is not one of {sorted(FRAMES)}")
         self.node, self.io = node, io
-        self.autopilot = ArduSubEmulator(frame)
         bank = node.sim.thrusters
+        self.autopilot = ArduSubEmulator(frame, directions=bank.motor_directions(io.thrusters))
         motor_of = {bank.motors[k]: k for k in io.thrusters}
         missing = [m for m in FRAMES[frame] if m not in motor_of]
         if missing:

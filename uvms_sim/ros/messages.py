@@ -16,9 +16,9 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
 from transforms3d.quaternions import axangle2quat, mat2quat, qmult
 
+from .. import frames
 from ..model.system import System
 from ..spatial import Array
-from . import frames
 
 GROUND_TRUTH_VARIANCE = 1e-12  # the simulator knows its state; tiny, not zero ("unknown")
 

@@ -64,6 +64,7 @@ from std_msgs.msg import Float64, Float64MultiArray, UInt16MultiArray
 from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 
+from .. import frames
 from ..actuators.joints import JointMotors
 from ..dynamics.kinematics import placements
 from ..dynamics.rnea import rnea
@@ -71,7 +72,7 @@ from ..model import ConfigError, load
 from ..model.configs import resolve
 from ..sensors import absolute_pressure, current_accelerations, specific_force
 from ..simulator import Simulator
-from . import frames, messages
+from . import messages
 from .mavros_shim import MavrosShim, infer_frame, wanted
 
 PARAMETERS = {

@@ -1,4 +1,5 @@
-"""Frame conversions at the ROS boundary (REP-103/REP-105).
+"""Frame conversions between the physics and ROS (REP-103/REP-105), used at the ROS boundary
+and by replay.
 
 Physics runs in world NED with body FRD; ROS ``odom`` is ENU and ``base_link`` FLU. This is
 the one place those conversions live.
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from transforms3d.quaternions import mat2quat, qconjugate, qmult
 
-from ..spatial import Array
+from .spatial import Array
 
 # ENU <- NED: swap x/y, flip z.   FRD <- FLU: flip y and z (its own inverse).
 NED_TO_ENU = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])
