@@ -18,6 +18,7 @@ from uvms_sim.model.system import THRUSTER_MODEL_KEYS, THRUSTER_PRESETS
 from uvms_sim.simulator import Simulator
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
+WU2018 = Path(__file__).resolve().parent / "data" / "bluerov2_wu2018.yaml"  # the gains were tuned on it
 
 
 # -- thruster curve -----------------------------------------------------------------------
@@ -196,8 +197,8 @@ def test_disarmed_outputs_neutral_and_modes():
 
 
 def fly(config, frame, mode, schedule, seconds, dt=0.01, setup=None):
-    """Fly a shipped vehicle under the emulated autopilot; ``schedule`` is [(t, rc), ...]."""
-    system = load(CONFIG / f"{config}.yaml")
+    """Fly a shipped vehicle (or a path) under the emulated autopilot; ``schedule`` is [(t, rc), ...]."""
+    system = load(config if isinstance(config, Path) else CONFIG / f"{config}.yaml")
     sim = Simulator.from_system(system)
     if setup:
         setup(sim)
@@ -224,7 +225,8 @@ def test_full_forward_stick_reaches_the_damping_balance():
     system, sim, _ = fly(
         "bluerov2_heavy", "vectored_6dof", "ALT_HOLD", [(0.0, [1500] * 4 + [1900, 1500])], 30
     )
-    m = T200_16V
+    m = sim.thrusters.kinds[0]
+    Xu, Xuu = system.model.D_lin[0][0, 0], system.model.d_quad[0][0]
     horizontal = [t for t in system.thrusters if abs(t.direction[2]) < 1e-9]
     pwm = {1: 1100.0, 2: 1100.0, 3: 1900.0, 4: 1900.0}  # forward factors -1, -1, +1, +1
 
@@ -233,7 +235,7 @@ def test_full_forward_stick_reaches_the_damping_balance():
             float(m.thrust(m.shaft_speed(pwm[t.motor]), u * t.direction[0])) * t.direction[0]
             for t in horizontal
         )
-        return thrust - (4.03 * u + 18.18 * u * u)
+        return thrust - (Xu * u + Xuu * u * u)
 
     u_expected = brentq(surplus, 0.1, 5.0)
     assert sim.state.v[0] == pytest.approx(u_expected, rel=2e-3)
@@ -257,9 +259,9 @@ def test_stabilize_and_alt_hold_emulation():
     up, neutral = [1500, 1500, 1900, 1500, 1500, 1500], [1500] * 6
 
     def deep(sim):
-        sim.state.q[2] = 10.0  # there is no free surface: stay well below where it would be
+        sim.state.q[2] = 10.0  # climbing 5 m stays well below the surface
 
-    _, _, trace = fly("bluerov2", "vectored", "ALT_HOLD", [(0.0, up), (10.0, neutral)], 20.0, setup=deep)
+    _, _, trace = fly(WU2018, "vectored", "ALT_HOLD", [(0.0, up), (10.0, neutral)], 20.0, setup=deep)
     depth = np.array([s.depth for s in trace])
     climb = (depth[600] - depth[1000]) / 4.0  # between 6 s and 10 s, after the start-up transient
     assert climb == pytest.approx(0.5, rel=0.05)
@@ -327,7 +329,7 @@ def test_joint_effort_limits_and_bad_targets():
 
 def test_thruster_model_from_yaml(tmp_path):
     p = tmp_path / "rov.yaml"
-    base = (CONFIG / "bluerov2.yaml").read_text()
+    base = WU2018.read_text()
     p.write_text(
         base.replace(
             "    thrusters: &vectored_horizontal",

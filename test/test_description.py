@@ -89,8 +89,9 @@ def test_shipped_config_simulates_10s_and_drifts_with_its_net_buoyancy(name):
 
 
 def test_configs_match_the_library_models():
-    """The YAML files and the code models of uvms_sim.model.library are the same systems."""
-    assert_same_dynamics(load(CONFIG / "bluerov2.yaml").model, bluerov2())
+    """The YAML files and the code models of uvms_sim.model.library are the same systems (Wu's
+    2018 BlueROV2: the light arm's vehicle, and test/data's standalone description)."""
+    assert_same_dynamics(load(Path(__file__).parent / "data" / "bluerov2_wu2018.yaml").model, bluerov2())
     assert_same_dynamics(load(CONFIG / "bluerov2_light_arm.yaml").model, bluerov2_with_arm())
     assert_same_dynamics(load(CONFIG / "walker.yaml").model, walker(), trials=2)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +27,8 @@ from uvms_sim.replay.run import odometry_row, replay, write_prediction
 from uvms_sim.simulator import Simulator
 
 START = 1_700_000_000_000_000_000
+# the recording vehicle: the BlueROV2 Heavy with Wu's (2018) hull, whose damping TRUTH lists
+WU2018_HEAVY = Path(__file__).parent / "data" / "bluerov2_heavy_wu2018.yaml"
 
 
 def record(
@@ -38,7 +41,7 @@ def record(
     description's full-command thrusts and, if given, have advance ratio of zero thrust
     ``advance_ratio`` (J0). With ``poses`` the motion is logged as PoseStamped
     (100 Hz, ``noise`` metres of white noise on the position) instead of odometry."""
-    system = load("config/bluerov2_heavy.yaml")
+    system = load(WU2018_HEAVY)
     system.environment.surface = None  # deep water: a random heave would otherwise breach the surface
     sim = Simulator.from_system(system)
     kinds = [

@@ -39,6 +39,7 @@ from .flat import (
     COB,
     COM,
     DAX,
+    DCEN,
     DK,
     DL,
     DQ,
@@ -421,12 +422,24 @@ def _body_bias(BF, BI, WB, S, i, fluid):
         n2 = S[S_AC + 2] - (w0 * vc1 - w1 * vc0)
         for a in range(6):
             row[WBIAS + a] -= BF[i, MA + 6 * a] * n0 + BF[i, MA + 6 * a + 1] * n1 + BF[i, MA + 6 * a + 2] * n2
+    # damping at the damping centre c: ν_c = [v_r + ω × c; ω] (hydro.forces.damping_wrench)
+    d0, d1, d2 = BF[i, DCEN], BF[i, DCEN + 1], BF[i, DCEN + 2]
+    w0, w1, w2 = row[WVR + 3], row[WVR + 4], row[WVR + 5]
+    S[S_H] = row[WVR] + (w1 * d2 - w2 * d1)
+    S[S_H + 1] = row[WVR + 1] + (w2 * d0 - w0 * d2)
+    S[S_H + 2] = row[WVR + 2] + (w0 * d1 - w1 * d0)
+    S[S_H + 3], S[S_H + 4], S[S_H + 5] = w0, w1, w2
     for a in range(6):
         s = 0.0
         for b in range(6):
-            s += BF[i, DL + 6 * a + b] * row[WVR + b]
-        vra = row[WVR + a]
-        row[WBIAS + a] += wet * (s + BF[i, DQ + a] * abs(vra) * vra)
+            s += BF[i, DL + 6 * a + b] * S[S_H + b]
+        va = S[S_H + a]
+        S[S_HV + a] = wet * (s + BF[i, DQ + a] * abs(va) * va)
+        row[WBIAS + a] += S[S_HV + a]
+    f0, f1, f2 = S[S_HV], S[S_HV + 1], S[S_HV + 2]
+    row[WBIAS + 3] += d1 * f2 - d2 * f1
+    row[WBIAS + 4] += d2 * f0 - d0 * f2
+    row[WBIAS + 5] += d0 * f1 - d1 * f0
     mass = BF[i, MASS]
     g0, g1, g2 = S[S_GB], S[S_GB + 1], S[S_GB + 2]
     fg0, fg1, fg2 = mass * g0, mass * g1, mass * g2

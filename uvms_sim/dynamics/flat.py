@@ -24,8 +24,13 @@ JOINT_CODE = {"fixed": FIXED, "revolute": REVOLUTE, "continuous": REVOLUTE, "pri
 # BF columns: 6x6 matrices row-major, 3x3 row-major
 IH, IRB, MA, DL = 0, 36, 72, 108  # I_H = I_RB + M_A (seed 000 eq. 3), I_RB, M_A, D_lin
 DQ, MASS, COM, RV, COB = 144, 150, 151, 154, 155  # d_quad (6), mass, com (3), ρV, cob (3)
-AXIS, ET, RT = 158, 161, 170  # joint axis (3), tree rotation parent->joint (9), origin (3)
-DAX, DST, DK, DS = 173, 176, 179, 180  # drag axis, start, ρ C_d r, then P abscissae and P weights
+AXIS, ET, RT, DCEN = (
+    158,
+    161,
+    170,
+    173,
+)  # joint axis (3), tree rotation parent->joint (9), origin (3), damping centre (3)
+DAX, DST, DK, DS = 176, 179, 182, 183  # drag axis, start, ρ C_d r, then P abscissae and P weights
 # hull block (hydro.hull) of a body, from BF column BI[i, HULL0]: bounding-sphere centre (3),
 # radius, full hull volume, then per column x, y, z_lo, z_hi, w
 HCEN, HRAD, HVOL, HCOL = 0, 3, 4, 5
@@ -62,6 +67,7 @@ def flatten(model: Model, env: Environment | None = None, thrusters=None):
         BF[i, COM : COM + 3] = model.com[i]
         BF[i, RV] = env.density * model.volume[i]
         BF[i, COB : COB + 3] = model.cob[i]
+        BF[i, DCEN : DCEN + 3] = model.damping_center[i]
         BF[i, AXIS : AXIS + 3] = joint.axis
         E_T, r_T = model.tree[i]
         BF[i, ET : ET + 9] = np.asarray(E_T).ravel()

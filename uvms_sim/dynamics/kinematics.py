@@ -99,6 +99,7 @@ def velocities_and_bias(
             model.drag[i],
             rho,
             wet,
+            model.damping_center[i],
         )
         if f_arr is not None:
             data.bias[i] -= f_arr[i]

@@ -7,8 +7,9 @@ fluid velocity seen in body axes, the force a body's joint must supply is
 
     p = ν ×* I_RB ν                  rigid-body Coriolis/centripetal (β, eq. A7; Fossen C_RB)
       + ν_r ×* M_A ν_r - M_A ν̇_c     added-mass bias β^A(ω, v_r, a_f) (eq. 5; Fossen C_A, M_A ν̇_c)
-      + (D_l + diag(d_q |ν_r|)) ν_r  damping f^D(ω, v_r) (eq. 6), times the wet share
-                                     at the free surface
+      + (D_l + diag(d_q |ν_r|)) ν_r  damping f^D(ω, v_r) (eq. 6) at the damping centre c
+                                     (ν_r there: v_r + ω × c), moved to the origin, times
+                                     the wet share at the free surface
       - m R^T g        at the centre of gravity
       + ρ V R^T g      buoyancy f^B (eq. 7) at the centre of buoyancy
       - ρ V R^T a_f    fluid-acceleration (Froude-Krylov) force f^F (eq. 8), also at the CoB
@@ -25,6 +26,18 @@ import numpy as np
 
 from ..spatial import Array, cross, force_cross
 from .drag import CylinderDrag, cylinder_drag_wrench
+
+
+def damping_wrench(D_lin: Array, d_quad: Array, vr: Array, center: Array | None = None) -> Array:
+    """``(D_l + diag(d_q |ν_c|)) ν_c`` with ``ν_c = [v_r + ω × c; ω]`` the relative velocity
+    of the damping centre c, as a wrench about the body origin (``[f; n + c × f]``)."""
+    if center is None or not center.any():
+        return D_lin @ vr + d_quad * np.abs(vr) * vr
+    nu = vr.copy()
+    nu[:3] += cross(vr[3:], center)
+    f = D_lin @ nu + d_quad * np.abs(nu) * nu
+    f[3:] += cross(center, f[:3])
+    return f
 
 
 def body_bias(
@@ -46,6 +59,7 @@ def body_bias(
     drag: CylinderDrag | None = None,
     rho: float = 0.0,
     wet: float = 1.0,
+    damping_center: Array | None = None,
 ) -> Array:
     """Bias ``p`` of one body; writes ``ν_r`` into ``out_vrel`` and the wrench of gravity,
     buoyancy, fluid acceleration and per-link ``drag`` on the body into ``out_wrench``.
@@ -62,7 +76,7 @@ def body_bias(
         nuc_dot = np.zeros(6)
         nuc_dot[:3] = R.T @ current_accel - cross(w, vc_b)
         p += force_cross(vr, M_A @ vr) - M_A @ nuc_dot
-    p += wet * (D_lin @ vr + d_quad * np.abs(vr) * vr)
+    p += wet * damping_wrench(D_lin, d_quad, vr, damping_center)
     fg = mass * g_b
     fb = rho_volume * (R.T @ current_accel - g_b)
     ext = out_wrench

@@ -42,6 +42,7 @@ class Hull:
     columns: Array
     center: Array  # centre of the bounding sphere, body axes
     radius: float  # every hull point is within this distance of ``center``
+    spec: tuple = ()  # the description's ``hull`` entry it was made from ((key, value) pairs)
 
     @property
     def volume(self) -> float:
@@ -122,7 +123,9 @@ def shape_columns(shape: str, size: Array, axis: int = 0, n: int = NODES) -> Arr
     raise ValueError(f"hull shape {shape!r} is not one of {SHAPES}")
 
 
-def make_hull(columns: Array, volume: float | None = None, center: Array | None = None) -> Hull:
+def make_hull(
+    columns: Array, volume: float | None = None, center: Array | None = None, spec: tuple = ()
+) -> Hull:
     """A hull from columns around the origin, scaled isotropically to ``volume`` (if given)
     and moved so that its centroid is ``center`` (if given; else it stays where it is)."""
     cols = np.array(columns, dtype=float)
@@ -144,7 +147,7 @@ def make_hull(columns: Array, volume: float | None = None, center: Array | None 
     ends = np.vstack((np.column_stack((cols[:, :2], cols[:, 2])), np.column_stack((cols[:, :2], cols[:, 3]))))
     radius = float(np.max(np.linalg.norm(ends - c, axis=1))) * (1 + 1e-12) + 1e-12
     cols.setflags(write=False)
-    return Hull(cols, c, radius)
+    return Hull(cols, c, radius, spec)
 
 
 def default_hull(volume: float, center: Array) -> Hull:

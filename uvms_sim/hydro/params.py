@@ -3,8 +3,10 @@
 Matrices are in the linear-first order ``[u v w p q r]`` about the body origin and are stored
 as positive quantities: the added mass ``M_A`` (so ``I_H = I_RB + M_A``, seed 000 eq. 3), the
 linear damping ``D_l`` and the quadratic damping diagonal ``d_q`` (so the damping force is
-``-(D_l + diag(d_q |ν_r|)) ν_r``). ``drag`` adds a per-link strip-theory drag model
-(``uvms_sim.hydro.drag``) on top of (usually instead of) the lumped damping.
+``-(D_l + diag(d_q |ν_r|)) ν_r``), acting at ``damping_center`` (the centre of pressure; the
+body origin by default) with ``ν_r`` the velocity of that point. ``drag`` adds a per-link
+strip-theory drag model (``uvms_sim.hydro.drag``) on top of (usually instead of) the lumped
+damping.
 ``from_fossen`` accepts SNAME coefficients with Fossen's sign
 convention (``X_udot = -5.5`` means 5.5 kg of added mass in surge, ``X_u = -4.03`` means
 4.03 N s/m of linear damping).
@@ -35,6 +37,7 @@ class Hydrodynamics:
     center_of_buoyancy: Array = field(default_factory=lambda: np.zeros(3))
     drag: CylinderDrag | None = None
     hull: Hull | None = None  # the displaced volume's shape (``hydro.hull``), for the free surface
+    damping_center: Array = field(default_factory=lambda: np.zeros(3))  # where D_l and d_q act
 
     def __post_init__(self) -> None:
         MA = np.array(self.added_mass, dtype=float).reshape(6, 6)
@@ -53,9 +56,10 @@ class Hydrodynamics:
         for name, value in (("added_mass", MA), ("linear_damping", Dl), ("quadratic_damping", dq)):
             value.setflags(write=False)
             object.__setattr__(self, name, value)
-        cb = np.array(self.center_of_buoyancy, dtype=float).reshape(3)
-        cb.setflags(write=False)
-        object.__setattr__(self, "center_of_buoyancy", cb)
+        for name in ("center_of_buoyancy", "damping_center"):
+            point = np.array(getattr(self, name), dtype=float).reshape(3)
+            point.setflags(write=False)
+            object.__setattr__(self, name, point)
 
     @classmethod
     def from_fossen(

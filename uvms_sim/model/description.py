@@ -759,6 +759,7 @@ def _hydrodynamics(cur: Cursor) -> Hydrodynamics:
             "quadratic_damping",
             "drag",
             "hull",
+            "damping_center",
         )
     )
     MA = _six_by_six(cur["added_mass"], _ADDED, "added mass") if "added_mass" in cur else np.zeros((6, 6))
@@ -794,7 +795,8 @@ def _hydrodynamics(cur: Cursor) -> Hydrodynamics:
     hull = None
     if "hull" in cur:
         columns, center = _hull(cur["hull"])
-        hull = make_hull(columns, volume if volume else None, center if cob is None else cob)
+        spec = tuple((k, v) for k, v in cur["hull"].value.items() if k != "center")
+        hull = make_hull(columns, volume if volume else None, center if cob is None else cob, spec)
         volume = volume if volume is not None else hull.volume
         cob = cob if cob is not None else hull.centroid
     return Hydrodynamics(
@@ -805,6 +807,7 @@ def _hydrodynamics(cur: Cursor) -> Hydrodynamics:
         center_of_buoyancy=np.zeros(3) if cob is None else cob,
         drag=drag,
         hull=hull,
+        damping_center=cur["damping_center"].vector(3) if "damping_center" in cur else np.zeros(3),
     )
 
 

@@ -58,6 +58,10 @@ def _hydro(h: Hydrodynamics) -> dict:
         out["linear_damping"] = _diag_or_matrix(h.linear_damping)
     if np.any(h.quadratic_damping):
         out["quadratic_damping"] = _vec(h.quadratic_damping)
+    if np.any(h.damping_center):
+        out["damping_center"] = _vec(h.damping_center)
+    if h.hull is not None and h.hull.spec:
+        out["hull"] = {k: (_vec(v) if isinstance(v, list | tuple) else v) for k, v in h.hull.spec}
     if h.drag is not None:
         d = h.drag
         out["drag"] = {
@@ -74,7 +78,7 @@ def _hydro(h: Hydrodynamics) -> dict:
 
 def _environment(system: System) -> dict:
     env = system.environment
-    out: dict = {"gravity": _num(env.gravity), "water_density": _num(env.density)}
+    out: dict = {"gravity": _num(env.gravity), "water_density": _num(env.density), "surface": env.surface}
     prof = env.current_profile
     if isinstance(prof, SinusoidalCurrent):
         out["current"] = {

@@ -54,6 +54,7 @@ class Model:
         self.d_quad = np.array([h.quadratic_damping for h in hydro])
         self.volume = np.array([h.volume for h in hydro])
         self.cob = np.array([h.center_of_buoyancy for h in hydro])
+        self.damping_center = np.array([h.damping_center for h in hydro])
         self.drag = tuple(h.drag for h in hydro)  # per-link strip-theory drag models (or None)
         # displaced-volume shapes for the free surface: given, or a sphere of the volume at the CoB
         self.hull = tuple(
@@ -63,7 +64,16 @@ class Model:
         self.mass = np.array([b.mass for b in bodies])
         self.com = np.array([b.com for b in bodies])
         self.I_H = self.I_RB + self.M_A  # seed 000 eq. 3
-        for arr in (self.I_RB, self.M_A, self.D_lin, self.d_quad, self.volume, self.cob, self.I_H):
+        for arr in (
+            self.I_RB,
+            self.M_A,
+            self.D_lin,
+            self.d_quad,
+            self.volume,
+            self.cob,
+            self.damping_center,
+            self.I_H,
+        ):
             arr.setflags(write=False)
 
     # -- naming ---------------------------------------------------------------------------
