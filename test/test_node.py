@@ -278,3 +278,42 @@ def test_namespace_frame_prefix_and_joint_wrenches():
         finally:
             sim_executor.shutdown()
             sim.destroy_node()
+
+
+def test_battery_voltage_is_a_run_time_parameter_and_currents_are_published():
+    """The Heavy at 1700 us on thrusters/pwm: thrusters/current carries the tables' supply
+    current; ``battery_voltage`` set to 12 V while running lowers it; 30 V and a change of
+    physics_rate are refused with a reason, nothing changed."""
+    from rclpy.parameter import Parameter
+
+    from uvms_sim.actuators import t200
+
+    with simulator(description="bluerov2_heavy", ardusub_frame="none", command_timeout=30.0) as (
+        sim,
+        user,
+        executor,
+    ):
+        amps: list = []
+        user.create_subscription(Float64MultiArray, "thrusters/current", amps.append, 10)
+        pwm = user.create_publisher(UInt16MultiArray, "thrusters/pwm", 10)
+        command = UInt16MultiArray(data=[1700] * 8)
+        expected16 = float(t200.current(1700.0, 16.0))
+        assert spin_until(
+            executor,
+            lambda: amps and amps[-1].data[0] == pytest.approx(expected16),
+            every=lambda: pwm.publish(command),
+        )
+        result = sim.set_parameters([Parameter("battery_voltage", value=12.0)])[0]
+        assert result.successful
+        expected12 = float(t200.current(1700.0, 12.0))
+        assert expected12 < expected16
+        assert spin_until(
+            executor,
+            lambda: amps[-1].data[0] == pytest.approx(expected12),
+            every=lambda: pwm.publish(command),
+        )
+        refused = sim.set_parameters([Parameter("battery_voltage", value=30.0)])[0]
+        assert not refused.successful and "10-20 V" in refused.reason
+        assert not sim.set_parameters([Parameter("physics_rate", value=100.0)])[0].successful
+        assert sim.get_parameter("battery_voltage").value == 12.0
+        assert np.nanmax(sim.sim.thrusters.voltage) == 12.0

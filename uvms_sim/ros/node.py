@@ -17,6 +17,9 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   vectored_6dof) or ``none`` (no autopilot: ``thrusters/pwm`` drives the thrusters).
   ``mavros_namespace`` (``mavros``) is where its topics live; ``autopilot_rate`` (Hz, 200)
   is how often the emulated ArduSub runs its loop (its outputs are held in between).
+- ``battery_voltage`` (V; 0: the description's): the supply voltage of the thrusters modelled
+  from Blue Robotics' T200 tables (preset ``t200``, 10-20 V); ``ros2 param set`` changes it
+  while the simulation runs (a value outside 10-20 V is refused).
 - ``sitl_port`` (0: off; ArduPilot's is 9002), ``sitl_bind`` (``127.0.0.1``): be the physics
   of a real ArduSub SITL (``uvms_sim.hil.sitl_json``): the simulation then steps in lock-step
   with SITL's frames (its own pacing and the emulated ArduSub are off) while the node keeps
@@ -34,7 +37,8 @@ one description each vehicle's topics are under ``<vehicle>/``):
 - out: ``odom`` (nav_msgs/Odometry, odom ENU / base_link FLU), ``imu`` (sensor_msgs/Imu,
   specific force), ``pressure`` (sensor_msgs/FluidPressure, absolute, Pa), ``depth``
   (std_msgs/Float64, m down), ``thrusters/thrust`` (std_msgs/Float64MultiArray, N, servo
-  order), ``joint_states``, ``/tf`` and ``/tf_static`` (odom -> base_link -> every link;
+  order), ``thrusters/current`` (std_msgs/Float64MultiArray, A, servo order: the tables'
+  supply current of each T200 at its command), ``joint_states``, ``/tf`` and ``/tf_static`` (odom -> base_link -> every link;
   odom_ned, base_link_frd), ``/clock`` with ``use_sim_time``, and with
   ``publish_joint_wrenches`` ``joint_wrenches/<joint>`` (geometry_msgs/WrenchStamped, the
   force the parent applies to the child link, in the child link's axes).
@@ -54,6 +58,7 @@ import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -90,6 +95,7 @@ PARAMETERS = {
     "autopilot_rate": 200.0,
     "sitl_port": 0,
     "sitl_bind": "127.0.0.1",
+    "battery_voltage": 0.0,
 }
 
 
@@ -121,6 +127,7 @@ class VehicleIO:
         self.depth = node.create_publisher(Float64, ns + "depth", 10)
         if self.thrusters:
             self.thrust = node.create_publisher(Float64MultiArray, ns + "thrusters/thrust", 10)
+            self.current = node.create_publisher(Float64MultiArray, ns + "thrusters/current", 10)
             node.create_subscription(UInt16MultiArray, ns + "thrusters/pwm", self.on_pwm, 10)
         node.create_subscription(WrenchStamped, ns + "cmd_wrench", self.on_wrench, 10)
         node.create_subscription(PoseStamped, ns + "set_pose", self.on_set_pose, 10)
@@ -233,6 +240,9 @@ class VehicleIO:
             self.thrust.publish(
                 Float64MultiArray(data=[float(x) for x in sim.thrusters.thrust[self.thrusters]])
             )
+        if self.thrusters and wanted(self.current):
+            amps = sim.thrusters.currents()[self.thrusters]
+            self.current.publish(Float64MultiArray(data=[float(x) for x in amps]))
 
 
 class SimulatorNode(Node):
@@ -261,6 +271,8 @@ class SimulatorNode(Node):
         self.sim_time = bool(get("use_sim_time"))
         self._warned: dict[str, float] = {}
         self.lock = threading.RLock()
+        self.apply_voltage(float(get("battery_voltage")))
+        self.add_on_set_parameters_callback(self.on_parameters)
         self.sitl = None
         if int(get("sitl_port")) > 0:
             from ..hil.sitl_json import SitlJsonBackend
@@ -332,6 +344,31 @@ class SimulatorNode(Node):
             if self.thread.is_alive() and threading.current_thread() is not self.thread:
                 self.thread.join(timeout=5.0)
         super().destroy_node()
+
+    def apply_voltage(self, volts: float) -> None:
+        """The thrusters' supply voltage (0: keep the description's); ValueError outside the
+        T200 tables' 10-20 V or for a system whose thrusters have no voltage model."""
+        bank = self.sim.thrusters
+        if volts == 0.0:
+            return
+        if bank is None or np.all(np.isnan(bank.voltage)):
+            raise ValueError("battery_voltage needs thrusters modelled from the T200 tables (preset t200)")
+        with self.lock:
+            bank.set_voltage(volts)
+
+    def on_parameters(self, params) -> SetParametersResult:
+        """Run-time changes: ``battery_voltage`` is applied; the others take effect at start
+        only and are refused while running."""
+        for p in params:
+            if p.name != "battery_voltage":
+                if p.name in PARAMETERS and hasattr(self, "thread"):
+                    return SetParametersResult(successful=False, reason=f"{p.name} is read at start only")
+                continue
+            try:
+                self.apply_voltage(float(p.value))
+            except (TypeError, ValueError) as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
 
     # -- inputs ---------------------------------------------------------------------------------
     def on_joint_commands(self, msg: JointState) -> None:
