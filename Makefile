@@ -55,6 +55,8 @@ bench: setup $(VENV)/.bench
 	$(PY) benchmarks/bench_constraints.py
 	$(PY) benchmarks/bench_node.py
 	$(PY) benchmarks/bench_replay.py
+	$(PY) benchmarks/bench_sitl.py
+	$(PY) benchmarks/bench_validation.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info
