@@ -252,3 +252,13 @@ def test_ros_node_runs_with_sitl():
         assert sim.sim.state.t == pytest.approx(peer.frame_counter / 400, rel=1e-9)
         assert peer.messages[1:] == []
         peer.close()
+
+
+def test_ros_node_with_a_bad_sitl_port_says_so_in_one_line():
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", "sitl_port:=99999"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip() == "simulator: error: port 99999 is not in 0-65535"

@@ -176,8 +176,10 @@ def main() -> int:
               f"resends {c.resends}, lost {c.lost}, restarts {c.restarts}, physics errors {c.physics_errors}, "
               f"ignored {c.ignored}, dropped {c.dropped}")  # fmt: skip
         print("backend per frame (us): " + ", ".join(f"{k} {v:.0f}" for k, v in split.items()))
-        print(f"depth at arming {depth_at_arm:.3f} m, after the dive {depth_dive:.3f} m, "
-              f"at ALT_HOLD's start {depth_target:.3f} m")
+        print(
+            f"depth at arming {depth_at_arm:.3f} m, after the dive {depth_dive:.3f} m, "
+            f"at ALT_HOLD's start {depth_target:.3f} m"
+        )
         print(f"ALT_HOLD 20 s: depth {hold[0, 1]:.3f} -> {hold[-1, 1]:.3f} m, largest departure "
               f"{hold_error:.3f} m, span {np.ptp(hold[:, 1]):.3f} m, std {hold[:, 1].std():.4f} m")  # fmt: skip
         print(f"sticks (last second of 3 s): u {sticks['forward']:.3f} m/s, v {sticks['lateral']:.3f} m/s, "
