@@ -173,7 +173,8 @@ def main() -> int:
         }
         print(f"description {args.description}; physics time {physics.now()[0]:.1f} s in {wall:.1f} s wall "
               f"({physics.now()[0] / wall:.2f}x, SITL --speedup {args.speedup}); frames {c.frames}, "
-              f"resends {c.resends}, lost {c.lost}, restarts {c.restarts}, physics errors {c.physics_errors}, "
+              f"resends {c.resends}, lost {c.lost}, restarts {c.restarts}, "
+              f"physics errors {c.physics_errors}, "
               f"ignored {c.ignored}, dropped {c.dropped}")  # fmt: skip
         print("backend per frame (us): " + ", ".join(f"{k} {v:.0f}" for k, v in split.items()))
         print(
@@ -181,7 +182,8 @@ def main() -> int:
             f"at ALT_HOLD's start {depth_target:.3f} m"
         )
         print(f"ALT_HOLD 20 s: depth {hold[0, 1]:.3f} -> {hold[-1, 1]:.3f} m, largest departure "
-              f"{hold_error:.3f} m, span {np.ptp(hold[:, 1]):.3f} m, std {hold[:, 1].std():.4f} m")  # fmt: skip
+              f"{hold_error:.3f} m, span {np.ptp(hold[:, 1]):.3f} m, "
+              f"std {hold[:, 1].std():.4f} m")  # fmt: skip
         print(f"sticks (last second of 3 s): u {sticks['forward']:.3f} m/s, v {sticks['lateral']:.3f} m/s, "
               f"r {sticks['yaw']:.3f} rad/s")  # fmt: skip
         print(f"ATTITUDE vs physics over {len(att)} messages: RMS roll {rms[0]:.3f}, pitch {rms[1]:.3f}, "

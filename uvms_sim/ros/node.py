@@ -38,8 +38,8 @@ one description each vehicle's topics are under ``<vehicle>/``):
   specific force), ``pressure`` (sensor_msgs/FluidPressure, absolute, Pa), ``depth``
   (std_msgs/Float64, m down), ``thrusters/thrust`` (std_msgs/Float64MultiArray, N, servo
   order), ``thrusters/current`` (std_msgs/Float64MultiArray, A, servo order: the tables'
-  supply current of each T200 at its command), ``joint_states``, ``/tf`` and ``/tf_static`` (odom -> base_link -> every link;
-  odom_ned, base_link_frd), ``/clock`` with ``use_sim_time``, and with
+  supply current of each T200 at its command), ``joint_states``, ``/tf`` and ``/tf_static``
+  (odom -> base_link -> every link; odom_ned, base_link_frd), ``/clock`` with ``use_sim_time``, and with
   ``publish_joint_wrenches`` ``joint_wrenches/<joint>`` (geometry_msgs/WrenchStamped, the
   force the parent applies to the child link, in the child link's axes).
 - services: ``reset`` (std_srvs/Trigger: back to the initial state), ``pause``
