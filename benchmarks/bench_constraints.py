@@ -1,4 +1,4 @@
-"""Cost of rigid connections: µs per Simulator.step for seed 004's pair as one tree (fixed
+"""Cost of rigid connections: µs per Simulator.step for Nielsen et al.'s (2016) pair as one tree (fixed
 joint) and as two vehicles held by the Udwadia-Kalaba constraint, and for a three-vehicle
 loop; and the constraint drift over 60 s.
 
@@ -36,7 +36,7 @@ def main() -> None:
         path = tmp / f"{method}.yaml"
         path.write_text(case_a(2.0, damping=[5, 5, 5, 1, 1, 1], method=method))
         sim = Simulator.from_system(load(path))
-        print(f"seed 004 pair, {method:10s}     {sim.model.nv:3d}  {per_step_us(sim, 0.02):8.0f}")
+        print(f"Nielsen et al. 2016 pair, {method:10s}     {sim.model.nv:3d}  {per_step_us(sim, 0.02):8.0f}")
     path = tmp / "constraint.yaml"
     sim = Simulator.from_system(load(path))
     sim.set_body_wrench("A", [2.0, 0.0, 1.0, 0.5, 0.3, 0.2])

@@ -3,7 +3,7 @@ models, and per ``Simulator.step`` (compiled kernels; thrusters and per-link dra
 the shipped configs. The compiled dynamics beside Pinocchio and MuJoCo: ``bench_performance.py``.
 
 Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_dynamics.py [--repeat N]``.
-Prints a table; seed 000 reports 2.6 ms per dynamics iteration of the 28-body / 45-DOF
+Prints a table; McMillan et al. 1996 reports 2.6 ms per dynamics iteration of the 28-body / 45-DOF
 Aquarobot on a 150 MHz R4400 (1996), printed alongside for scale.
 """
 
@@ -65,7 +65,9 @@ def main() -> None:
     for name, factory in MODELS.items():
         row = bench_model(factory, args.repeat, env, rng)
         print("{:14s} {:6d} {:4d} {:9.0f} {:9.0f} {:9.0f} {:12.0f}".format(name, *row))
-    print("seed 000 (1996, SGI Indigo2 R4400 150 MHz): 28 bodies / 45 DOF, 2600 us per dynamics iteration")
+    print(
+        "McMillan et al. 1996 (SGI Indigo2 R4400 150 MHz): 28 bodies / 45 DOF, 2600 us per dynamics iteration"
+    )
     print()
     print("Simulator.step (compiled, RK4, dt = 2 ms), thrusters at 1600 us, current 0.2 m/s:")
     print("{:26s} {:>6s} {:>4s} {:>9s} {:>12s}".format("config", "bodies", "nv", "thrusters", "step us"))

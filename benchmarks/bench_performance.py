@@ -41,8 +41,8 @@ from uvms_sim.simulator import Simulator
 MODELS = {
     "BlueROV2": "bluerov2",
     "BlueROV2 + 4-joint arm": "bluerov2_light_arm",
-    "seed 003 Heavy + 4 arms": "heavy_four_arms_seed003",
-    "walker (seed 000)": "walker",
+    "León-González et al. 2024 Heavy + 4 arms": "heavy_four_arms_seed003",
+    "walker (McMillan et al. 1996)": "walker",
     "2 connected vehicles (tree)": "bluerov_pair_seed001",
 }
 
@@ -115,7 +115,7 @@ def dynamics_rows(repeat: int) -> list[tuple]:
 
 
 def connected_rows(repeat: int) -> list[tuple]:
-    """us per RK4 step (2 ms) of seed 004's pair (case A): one tree with a fixed joint, and two
+    """us per RK4 step (2 ms) of Nielsen et al.'s (2016) pair (case A): one tree with a fixed joint, and two
     floating vehicles held by the Udwadia-Kalaba connection (compiled, and the reference)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
     from multibody_cases import case_a
@@ -226,11 +226,11 @@ def main() -> None:
             f"| {ours / pin_us:.1f}x | {rk4:.1f} ({rk4 / 4:.1f}) | {euler:.1f} | {mj_e:.1f} | {mj_r:.1f} |"
         )
     emit()
-    emit("Seed 004's connected pair, us per RK4 step (2 ms):")
+    emit("Nielsen et al.'s (2016) connected pair, us per RK4 step (2 ms):")
     emit()
     for method, nv, us in connected_rows(repeat):
         emit(f"- {method} (nv = {nv}): {us:.0f} us")
-    emit("seed 000 (1996, SGI Indigo2 R4400 150 MHz): 2600 us per dynamics iteration of its 28-body walker")
+    emit("McMillan et al. 1996 (SGI Indigo2 R4400 150 MHz): 2600 us per dynamics iteration, 28-body walker")
     emit()
     emit("Batch mode (BatchDynamics: N BlueROV2 copies, thrusters on, RK4 at 10 ms, split over the cores)")
     emit()

@@ -1,4 +1,7 @@
-"""BlueROV2 Heavy with four 3-DOF arms (seed 003): ros2 launch uvms_sim bluerov2_heavy_arms.launch.py."""
+"""BlueROV2 Heavy with four 3-DOF arms (León-González et al. 2024).
+
+ros2 launch uvms_sim bluerov2_heavy_arms.launch.py
+"""
 
 import os
 

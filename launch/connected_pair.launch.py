@@ -1,4 +1,4 @@
-"""Two BlueROVs rigidly joined (seed 001): ros2 launch uvms_sim connected_pair.launch.py."""
+"""Two BlueROVs rigidly joined (Nielsen et al. 2018): ros2 launch uvms_sim connected_pair.launch.py."""
 
 import os
 

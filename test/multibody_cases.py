@@ -1,4 +1,4 @@
-"""Seed 004's two-vehicle cases as YAML text (shared by tests and benchmarks).
+"""Nielsen et al.'s (2016) two-vehicle cases as YAML text (shared by tests and benchmarks).
 
 The seed gives mass (20 kg), neutral buoyancy, the centre of buoyancy 0.1 m above the centre
 of gravity, the rod lengths, the initial states and the surge damping values; it does not give

@@ -26,7 +26,7 @@ WU2018 = Path(__file__).resolve().parent / "data" / "bluerov2_wu2018.yaml"  # th
     ("model", "forward_kgf", "reverse_kgf"), [(T200_16V, 5.25, 4.1), (T200_12V, 3.7, 2.9)], ids=["16V", "12V"]
 )
 def test_t200_datasheet_points(model, forward_kgf, reverse_kgf):
-    """Full command gives the datasheet bollard thrust (DESIGN.md: 5.25/4.1 kgf at 16 V,
+    """Full command gives the datasheet bollard thrust (Blue Robotics' datasheet: 5.25/4.1 kgf at 16 V,
     3.7/2.9 kgf at 12 V) to 1e-9; inside the ±25 us deadband there is none; thrust grows
     monotonically with the command and reverse is weaker than forward."""
     assert model.bollard_thrust(1900.0) == pytest.approx(forward_kgf * KGF, rel=1e-9)
@@ -52,7 +52,7 @@ def test_presets_match_the_description_schema():
 
 
 def test_advance_speed_loss_sign_and_size():
-    """Seed 001 section 4.1.3 / Fig. 11: moving through the water the way a thruster pushes
+    """Nielsen et al. 2018 section 4.1.3 / Fig. 11: moving through the water the way a thruster pushes
     lowers its thrust, at every command, increasingly with speed (eq. 12: linearly, for a fixed
     shaft speed); a few newtons at 0.5 m/s. Moving against it raises the thrust (up to the
     bollard limit)."""
@@ -271,7 +271,7 @@ def test_stabilize_and_alt_hold_emulation():
 
 # -- joint motors ---------------------------------------------------------------------------
 def test_joint_position_pid_tracks_a_step_on_the_seed003_arm():
-    """Arm 1 of the seed-003 system, all three joints stepped by 0.3 rad with the vehicle
+    """Arm 1 of the León-González et al. 2024 system, all three joints stepped by 0.3 rad with the vehicle
     floating: within 5 % of the step after 2 s (joint 1 overshoots while the vehicle yaws in
     reaction) and 2e-3 rad after 5 s (gains from the joint-space inertia at the target, 2 Hz,
     critically damped); the torque never exceeds 1.1376 N m."""

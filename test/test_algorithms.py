@@ -65,7 +65,8 @@ def test_library_models_aba_matches_crba(factory) -> None:
 
 
 def test_reaction_wrenches_balance_each_body() -> None:
-    """data.f[i] from RNEA: for each body, f_i - Σ_children X_cᵀ f_c = I_H a_i + p_i (seed 000 eq. 2)."""
+    """data.f[i] from RNEA: for each body, f_i - Σ_children X_cᵀ f_c = I_H a_i + p_i
+    (McMillan et al. 1996 eq. 2)."""
     rng = np.random.default_rng(3)
     model = random_tree(rng)
     data = model.create_data()

@@ -223,7 +223,7 @@ connections:
 @pytest.mark.parametrize("case", ["pair", "loop"])
 def test_rigid_connections_equal_the_reference(tmp_path, case):
     """The Udwadia-Kalaba correction compiled (CRBA, body Jacobians, quaternion pose error,
-    Cholesky, pseudo-inverse): seed 004's pair held by the constraint, driven off-centre in a
+    Cholesky, pseudo-inverse): Nielsen et al.'s (2016) pair held by the constraint, driven off-centre in a
     current, and a redundant loop of three vehicles (18 rows of rank 12, so the
     pseudo-inverse matters) equal the reference over 1 s, started 1 mm / 1 mrad off so that
     the Baumgarte terms act."""

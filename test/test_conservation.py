@@ -1,4 +1,4 @@
-"""Conservation laws, integrator order, stability of the added-mass formulation, seed 002."""
+"""Conservation laws, integrator order, stability of the added-mass formulation, Schøn et al. 2017."""
 
 from __future__ import annotations
 
@@ -197,7 +197,7 @@ def test_nonfinite_state_is_reported_not_propagated() -> None:
 
 
 def seed002_model() -> Model:
-    """Seed 002 section 2.4: a 2000 kg cubic ROV (J = 2/3 m1), a massless first arm and a 100 kg
+    """Schøn et al. 2017 section 2.4: a 2000 kg cubic ROV (J = 2/3 m1), a massless first arm and a 100 kg
     slender second arm (J1 = J3 = m3/3, i.e. a 2 m rod), in vacuum (no fluid, no gravity).
     Geometry (not given numerically in the seed): arm base 1 m ahead of the ROV centre, joint 2
     about the ROV pitch axis y, joint 3 about the first arm's axis x, arm 2's centre 1 m out."""
@@ -228,7 +228,7 @@ def seed002_model() -> Model:
 
 
 def test_seed002_prescribed_arm_motion_keeps_angular_momentum_zero() -> None:
-    """θ2 = π/2 sin(2πt/10), θ3 = π/2 sin(2πt/3) (seed 002 eq. 85). The base is free; its
+    """θ2 = π/2 sin(2πt/10), θ3 = π/2 sin(2πt/3) (Schøn et al. 2017 eq. 85). The base is free; its
     acceleration comes from the base rows of M q̈ + h = 0 with the joint rows prescribed. The
     system starts with zero total momentum, so it must stay zero (no external force) while the
     ROV counter-rotates."""

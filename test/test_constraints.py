@@ -1,5 +1,5 @@
 """Rigidly connected vehicles (Udwadia-Kalaba) and compliant contacts, against physics:
-seed 004's cases, the equivalent single body, redundant loops, docking, seabed penetration."""
+Nielsen et al.'s (2016) cases, the equivalent single body, redundant loops, docking, seabed penetration."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_seed004_case_a_period_follows_the_parallel_axis_theorem(tmp_path, rod):
 
 def test_seed004_case_a_settles_at_plus_minus_45(tmp_path):
     """With damping the pair comes to rest where the two restoring moments cancel:
-    roll(A) = -45 deg, roll(B) = +45 deg (seed 004 section 6.3)."""
+    roll(A) = -45 deg, roll(B) = +45 deg (Nielsen et al. 2016 section 6.3)."""
     sim = Simulator.from_system(load_text(tmp_path, case_a(1.0, damping=[10, 10, 10, 2, 2, 2])))
     for _ in range(1500):
         sim.step(0.02)
@@ -327,7 +327,7 @@ contacts:
 
 
 def test_seed001_pair_driven_open_loop_by_pwm(tmp_path):
-    """Seed 001's two BlueROVs and connection piece as in its trials (section 3.3): each
+    """Nielsen et al.'s (2018) two BlueROVs and connection piece as in its trials (section 3.3): each
     vehicle's autopilot (emulated ArduSub, bluerov1 frame, ALT_HOLD) holds depth, roll and
     pitch with the vertical thrusters while the surge thrusters (motors 1 and 2) get open-loop
     PWM. Both vehicles at 1800 us: the pair goes straight ahead; only the port vehicle: it turns

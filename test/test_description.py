@@ -168,7 +168,8 @@ def test_cli_check_and_convert(tmp_path, capsys):
 
 # -- the seeds' numbers ----------------------------------------------------------------------
 def test_heavy_thrust_configuration_matches_seed003_eq38():
-    """|T(α)| of seed 003 eq. (38) (in mm for the moment rows; signs are lost in the text)."""
+    """|T(α)| of León-González et al. 2024 eq. (38) (in mm for the moment rows; signs are lost
+    in the text)."""
     B = load(CONFIG / "heavy_four_arms_seed003.yaml").allocation_matrix()
     expected = np.array(
         [

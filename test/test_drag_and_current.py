@@ -93,7 +93,7 @@ def test_broadside_terminal_velocity():
 
 @pytest.mark.parametrize("body_density_ratio", [1.0, 0.3, 2.5])
 def test_body_in_a_sinusoidal_current(body_density_ratio):
-    """No damping, no gravity: (m + M_A) v̇ = (ρV + M_A) v̇_c (seed 000 eqs. 5 and 8), so
+    """No damping, no gravity: (m + M_A) v̇ = (ρV + M_A) v̇_c (McMillan et al. 1996 eqs. 5 and 8), so
     v(t) = v(0) + k (v_c(t) - v_c(0)) with k = (ρV + M_A)/(m + M_A); a neutrally buoyant body
     (k = 1) moves with the water. RK4 at 10 ms over 10 s: error below 1e-9 m/s."""
     V = 0.002

@@ -127,7 +127,7 @@ TRUTH = {"X_u": -4.03, "X_uu": -18.18, "Z_w": -5.18, "Z_ww": -36.99, "N_r": -0.0
 
 
 def check_damping(fitted, quadratic=0.05, linear=0.5):
-    """The BlueROV2's surge, heave and yaw damping (DESIGN.md: X_u -4.03, X_uu -18.18, Z_w
+    """The BlueROV2's surge, heave and yaw damping (Wu 2018: X_u -4.03, X_uu -18.18, Z_w
     -5.18, Z_ww -36.99, N_r -0.07, N_rr -1.55): quadratic terms within ``quadratic``
     (relative), linear surge/heave terms within ``linear`` N s/m (at these speeds they carry
     a fifth of the damping force), and every estimate within 4 standard errors of the truth
@@ -237,7 +237,7 @@ def test_corrupted_or_unusable_bags_give_clear_errors(tmp_path):
 
 
 def test_dtw_handles_a_time_shift():
-    """A delayed copy of a signal: RMSE sees the delay, DTW (seed 001's measure) hardly does."""
+    """A delayed copy of a signal: RMSE sees the delay, DTW (Nielsen et al.'s (2018) measure) hardly does."""
     t = np.linspace(0, 10, 201)
     a = np.sin(t)
     b = np.sin(t - 0.5)

@@ -1,17 +1,17 @@
 """6-D spatial algebra in the Fossen/SNAME (and Pinocchio) ordering.
 
 Motion vectors are ``[v; ω]`` (linear first, as the body velocity ``ν = [u v w p q r]``),
-force vectors ``[f; n]``. Seed 000 writes spatial vectors angular-first (eq. A4); the algebra
+force vectors ``[f; n]``. McMillan et al. 1996 writes spatial vectors angular-first (eq. A4); the algebra
 is the same with the 3x3 blocks swapped, so every formula cited from it holds here with that
 permutation.
 
 A coordinate transform from frame ``a`` to frame ``b`` is kept as the pair ``(E, r)``: ``E`` is
 the rotation ``b_R_a`` (a-coordinates -> b-coordinates) and ``r`` the position of b's origin in
-a-coordinates. Its motion matrix is seed 000 eq. A5 in this ordering::
+a-coordinates. Its motion matrix is McMillan et al. 1996 eq. A5 in this ordering::
 
     X = [[E, -E r~], [0, E]]
 
-and ``X.T`` carries forces from b back to a (seed 000 eq. A8).
+and ``X.T`` carries forces from b back to a (McMillan et al. 1996 eq. A8).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def force_cross(v: Array, f: Array) -> Array:
 
 
 def motion_matrix(E: Array, r: Array) -> Array:
-    """The 6x6 motion transform ``X`` of ``(E, r)`` (seed 000 eq. A5, linear-first)."""
+    """The 6x6 motion transform ``X`` of ``(E, r)`` (McMillan et al. 1996 eq. A5, linear-first)."""
     X = np.zeros((6, 6))
     X[:3, :3] = E
     X[:3, 3:] = -E @ skew(r)
@@ -82,7 +82,7 @@ def transform_motion(E: Array, r: Array, m: Array) -> Array:
 
 
 def transform_force_back(E: Array, r: Array, f: Array) -> Array:
-    """``X.T @ f`` (child -> parent force): ``[Eᵀf; Eᵀn + r×Eᵀf]`` (seed 000 eq. A8)."""
+    """``X.T @ f`` (child -> parent force): ``[Eᵀf; Eᵀn + r×Eᵀf]`` (McMillan et al. 1996 eq. A8)."""
     fp = E.T @ f[:3]
     return np.concatenate((fp, E.T @ f[3:] + cross(r, fp)))
 
@@ -93,7 +93,7 @@ def compose(E_ab: Array, r_ab: Array, E_bc: Array, r_bc: Array) -> tuple[Array, 
 
 
 def spatial_inertia(mass: float, com: Array, inertia_com: Array) -> Array:
-    """Rigid-body spatial inertia about the body origin (Fossen's M_RB; seed 000 eq. A9).
+    """Rigid-body spatial inertia about the body origin (Fossen's M_RB; McMillan et al. 1996 eq. A9).
 
     ``[[m 1, -m c~], [m c~, I_c - m c~ c~]]`` with ``c`` the centre of mass and ``I_c`` the
     3x3 inertia about it.

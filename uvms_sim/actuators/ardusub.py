@@ -6,7 +6,7 @@ Facts taken from ArduSub (ArduPilot ``libraries/AP_Motors/AP_Motors6DOF.cpp`` an
 - Frame factor tables (``FRAMES``): for each motor n (= SERVOn) its roll, pitch, yaw,
   throttle, forward and lateral factors, for ``vectored`` (BlueROV2, 6 thrusters),
   ``vectored_6dof`` (BlueROV2 Heavy, 8 thrusters) and ``bluerov1`` (the first BlueROV of
-  seed 001, 6 thrusters; mixed by ArduSub's generic 6-DOF mixer: sum and clip).
+  Nielsen et al. 2018, 6 thrusters; mixed by ArduSub's generic 6-DOF mixer: sum and clip).
 - RC input channels 1-6 are pitch, roll, throttle, yaw, forward, lateral; each is normalised
   as ``(pwm - 1500) / 400`` clipped to [-1, 1] (``RC_Channel::norm_input`` with 1100/1500/1900).
   Throttle up is positive.

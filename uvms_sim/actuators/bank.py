@@ -1,4 +1,4 @@
-"""The thrusters of a system as one actuator: PWM in, body wrenches out (seed 001 eqs. 8-14).
+"""The thrusters of a system as one actuator: PWM in, body wrenches out (Nielsen et al. 2018 eqs. 8-14).
 
 ``ThrusterBank`` keeps each thruster's commanded PWM and shaft speed (the spin-up lag state)
 and, given the bodies' velocities relative to the water (``data.v_rel`` after the forward
@@ -123,7 +123,7 @@ class ThrusterBank:
         self._targets_stale = True
 
     def constants(self) -> tuple[Array, Array, Array, Array, Array]:
-        """``(T_nn⁺, T_nn⁻, T_nu, T_max, T_min)`` per thruster (seed 001 eq. 12, saturation)."""
+        """``(T_nn⁺, T_nn⁻, T_nu, T_max, T_min)`` per thruster (Nielsen et al. 2018 eq. 12, saturation)."""
         self._read_kinds()
         return self._T_nn_forward, self._T_nn_reverse, self._T_nu, self._T_max, self._T_min
 
@@ -164,7 +164,7 @@ class ThrusterBank:
 
     def shaft_speed_targets(self) -> Array:
         """Commanded shaft speeds (rev/s) of the current PWM: ``ThrusterModel.shaft_speed``
-        (seed 001 eq. 39) vectorised over the thrusters, recomputed only after ``set_pwm`` or a
+        (Nielsen et al. 2018 eq. 39) vectorised over the thrusters, recomputed only after ``set_pwm`` or a
         new list of ``kinds``. A reversed motor sees ``3000 - pwm`` (its ESC turns the other
         way, and its propeller is the mirror one, so the thrust along ``direction`` is the
         nominal thruster's at the mirrored command, as ArduSub's MOT_n_DIRECTION assumes)."""

@@ -1,5 +1,5 @@
 """Manipulator joint motors: torque commands with limits, or position / velocity setpoints
-through a PID, as seed 003 drives its arms (section 6.5, Table 5).
+through a PID, as León-González et al. 2024 drives its arms (section 6.5, Table 5).
 
 Each 1-DOF joint is in one mode: ``effort`` (the commanded torque/force, clipped to the
 joint's effort limit), ``position`` (PID on the angle error, derivative on the measured
@@ -28,9 +28,10 @@ class PID:
     kd: float = 0.0
 
 
-# Seed 003 Table 5: PID gains of joints q1, q2, q3 of each 3-DOF arm, as printed. On the arm of
-# seed 003's own Tables 2-3 the q1 and q2 triples fail the Routh-Hurwitz condition of a PID on
-# an inertia I (kp kd > I ki): they are kept as data, and ``tuned_gains`` is the default.
+# León-González et al. 2024 Table 5: PID gains of joints q1, q2, q3 of each 3-DOF arm, as
+# printed. On the arm of León-González et al.'s (2024) own Tables 2-3 the q1 and q2 triples
+# fail the Routh-Hurwitz condition of a PID on an inertia I (kp kd > I ki): they are kept as
+# data, and ``tuned_gains`` is the default.
 SEED003_ARM_GAINS = (PID(5e-3, 1e-1, 3e-3), PID(8e-1, 0.5e-1, 0.4e-3), PID(5e-1, 1e-1, 5e-1))
 
 

@@ -1,13 +1,13 @@
-"""Thruster model: PWM -> shaft speed -> thrust (seed 001 eqs. 10-14 and 39).
+"""Thruster model: PWM -> shaft speed -> thrust (Nielsen et al. 2018 eqs. 10-14 and 39).
 
-- PWM to shaft speed (seed 001 eq. 39, ``f(x) = a x^b + c``, static because the ESC holds the
-  speed whatever the load, seed 001 section 4.1.3): no speed inside the deadband
+- PWM to shaft speed (Nielsen et al. 2018 eq. 39, ``f(x) = a x^b + c``, static because the ESC holds the
+  speed whatever the load, Nielsen et al. 2018 section 4.1.3): no speed inside the deadband
   ``|pwm - 1500| <= deadband``; beyond it ``n = ± n_max ((|Δ| - deadband)/(400 - deadband))^b``.
   An optional first-order spin-up lag ``ṅ = (n_cmd - n)/τ`` sits after the map.
-- Thrust (seed 001 eq. 12): ``T = T_nn |n| n + T_nu |n| u_a``, with ``T_nn`` different forward
+- Thrust (Nielsen et al. 2018 eq. 12): ``T = T_nn |n| n + T_nu |n| u_a``, with ``T_nn`` different forward
   and reverse (the T200 pushes about 22 % less in reverse) and ``u_a`` the advance speed: the
   velocity of the thruster relative to the water along its thrust direction. ``T_nu < 0``:
-  moving the way the thruster pushes lowers its thrust (seed 001 section 4.1.3, Fig. 11).
+  moving the way the thruster pushes lowers its thrust (Nielsen et al. 2018 section 4.1.3, Fig. 11).
   From the linear thrust coefficient ``K_T = α0 + α1 J`` (eqs. 10, 11, 13) with ``J = u_a/(n D)``:
   ``T_nu = T_nn · α1/(α0 D) = -T_nn/(J0 D)`` where ``J0`` is the advance ratio of zero thrust.
 - Saturation: ``|T|`` never exceeds the bollard thrust at full command in that direction.
@@ -16,7 +16,7 @@ With a supply ``voltage`` (preset ``t200``) the bollard map is Blue Robotics' me
 that voltage (``actuators.t200``); the shaft speed is the one whose bollard thrust it gives,
 so the advance-speed term and the lag act on it as above.
 
-Fixed presets (T200, Blue Robotics datasheet via DESIGN.md): full-command thrust 5.25 kgf
+Fixed presets (T200, Blue Robotics' T200 datasheet): full-command thrust 5.25 kgf
 forward / 4.1 kgf reverse at 16 V and 3.7 / 2.9 kgf at 12 V, deadband ±25 us. Not in the
 datasheet facts and chosen here: n_max = 3600 rpm at 16 V (12 V scaled by the square root of
 the thrust ratio), the exponent b = 0.75 (a fractional exponent as eq. 39), propeller diameter
@@ -46,7 +46,7 @@ class ThrusterModel:
     thrust_reverse: float  # N (positive number) at full reverse command
     rpm_max: float = 3600.0
     deadband: float = 25.0  # us each side of neutral
-    exponent: float = 0.75  # b of seed 001 eq. 39
+    exponent: float = 0.75  # b of Nielsen et al. 2018 eq. 39
     diameter: float = 0.076  # m
     zero_thrust_advance_ratio: float = 1.0  # J0 = -α0/α1 of eq. 13
     time_constant: float = 0.0  # s, first-order spin-up lag (0: static)
@@ -84,7 +84,7 @@ class ThrusterModel:
         return -self.T_nn_forward / (self.zero_thrust_advance_ratio * self.diameter)
 
     def shaft_speed(self, pwm: Array) -> Array:
-        """Commanded shaft speed (rev/s, signed) for PWM (us): seed 001 eq. 39, or with a
+        """Commanded shaft speed (rev/s, signed) for PWM (us): Nielsen et al. 2018 eq. 39, or with a
         ``voltage`` the speed whose bollard thrust is the T200 fit's (``t200``)."""
         if self.voltage is not None:
             T = t200.thrust(pwm, self.voltage)
@@ -100,7 +100,7 @@ class ThrusterModel:
 
     def thrust(self, n: Array, u_a: Array) -> Array:
         """Thrust (N, along the thruster's direction) at shaft speed n and advance speed u_a,
-        seed 001 eq. 12, saturated at the bollard thrust of that direction."""
+        Nielsen et al. 2018 eq. 12, saturated at the bollard thrust of that direction."""
         n = np.asarray(n, dtype=float)
         T_nn = np.where(n >= 0.0, self.T_nn_forward, self.T_nn_reverse)
         T = T_nn * np.abs(n) * n + self.T_nu * np.abs(n) * np.asarray(u_a, dtype=float)

@@ -1,4 +1,4 @@
-"""Articulated-body forward dynamics with hydrodynamics (seed 000)."""
+"""Articulated-body forward dynamics with hydrodynamics (McMillan et al. 1996)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def aba(
 ) -> Array:
     """Joint accelerations ``q̈`` (nv) for generalized forces ``tau`` at state ``(q, v)``.
 
-    The three O(N) recursions of seed 000 (appendix A.3) over a tree numbered parent-first:
+    The three O(N) recursions of McMillan et al. 1996 (appendix A.3) over a tree numbered parent-first:
 
     1. forward kinematics: ``v_i``, ``c_i`` and the hydrodynamic bias ``p_i = -β^H_i``
        (eqs. 4-10) with the velocity relative to the fluid (eq. 9);

@@ -3,16 +3,16 @@
 The same algorithms as the reference modules, term for term, over the flat tables of
 ``dynamics.flat``:
 
-- placements and velocities (seed 000 eqs. A1-A5, 9), the hydrodynamic bias of
+- placements and velocities (McMillan et al. 1996 eqs. A1-A5, 9), the hydrodynamic bias of
   ``hydro.forces.body_bias`` (eqs. 4-10, with the per-link cylinder drag of ``hydro.drag``) and
-  the thrust of ``actuators.bank.ThrusterBank.wrenches`` (seed 001 eq. 12) at each stage's
+  the thrust of ``actuators.bank.ThrusterBank.wrenches`` (Nielsen et al. 2018 eq. 12) at each stage's
   advance speed;
-- the ABA of ``dynamics.aba`` (seed 000 appendix A.3) with the added mass inside the
+- the ABA of ``dynamics.aba`` (McMillan et al. 1996 appendix A.3) with the added mass inside the
   articulated inertia;
 - the Runge-Kutta-Munthe-Kaas and semi-implicit Euler steps of ``dynamics.integrate``.
 
 Formulation: spatial transforms are used through their structure, never as 6x6 matrices -
-``X m = [E(m_v - r x m_ω); E m_ω]``, ``Xᵀ f = [Eᵀf; Eᵀn + r x Eᵀf]`` (seed 000 eqs. A5, A8),
+``X m = [E(m_v - r x m_ω); E m_ω]``, ``Xᵀ f = [Eᵀf; Eᵀn + r x Eᵀf]`` (McMillan et al. 1996 eqs. A5, A8),
 and the articulated-inertia update ``Xᵀ I X = T(r)ᵀ diag(E,E)ᵀ I diag(E,E) T(r)`` with
 ``T(r) = [[1, -r~], [0, 1]]``: three 3x3 congruences and skew products instead of two 6x6
 products. Revolute and prismatic joints (S one axis column) take rank-one updates. Every
@@ -217,7 +217,7 @@ def _xmotion(WB, i, src, so, dst, do):
 @njit(**JIT)
 def _outward(WB, i, lam, src, so, add, ao, dst, do):
     """dst[do:do+6] = X_i src[so:so+6] + add[ao:ao+6], or ``add`` alone at a root (lam < 0):
-    the outward recursion of velocities and accelerations (seed 000 eqs. 9, A2)."""
+    the outward recursion of velocities and accelerations (McMillan et al. 1996 eqs. 9, A2)."""
     if lam >= 0:
         _xmotion(WB, i, src, so, dst, do)
         for a in range(6):
@@ -229,7 +229,7 @@ def _outward(WB, i, lam, src, so, add, ao, dst, do):
 
 @njit(**JIT)
 def _xforce_add(WB, i, src, so, dst, do):
-    """dst[do:do+6] += X_iᵀ src[so:so+6] = [Eᵀf; Eᵀn + r x Eᵀf] (seed 000 eq. A8)."""
+    """dst[do:do+6] += X_iᵀ src[so:so+6] = [Eᵀf; Eᵀn + r x Eᵀf] (McMillan et al. 1996 eq. A8)."""
     f0, f1, f2 = src[so], src[so + 1], src[so + 2]
     n0, n1, n2 = src[so + 3], src[so + 4], src[so + 5]
     g0 = WB[i, WE] * f0 + WB[i, WE + 3] * f1 + WB[i, WE + 6] * f2
@@ -525,7 +525,7 @@ def _drag(BF, i, row, P, wet):
 
 @njit(**JIT)
 def _thrust(TF, TI, WB, thrust, n):
-    """bias -= thruster wrenches at shaft speeds n (ThrusterBank.wrenches, seed 001 eq. 12)."""
+    """bias -= thruster wrenches at shaft speeds n (ThrusterBank.wrenches, Nielsen et al. 2018 eq. 12)."""
     for k in range(TI.shape[0]):
         b = TI[k]
         p0, p1, p2 = TF[k, TPOS], TF[k, TPOS + 1], TF[k, TPOS + 2]
@@ -569,7 +569,9 @@ def forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, flui
                 S[S_VJ + a] = v[k + a]
         lam = BI[i, PARENT]
         row = WB[i]
-        _outward(WB, i, lam, WB[lam], WV, S, S_VJ, row, WV)  # v_i = X_i v_λ + S q̇ (seed 000 eq. 9)
+        _outward(
+            WB, i, lam, WB[lam], WV, S, S_VJ, row, WV
+        )  # v_i = X_i v_λ + S q̇ (McMillan et al. 1996 eq. 9)
         # c = v x vJ (motion cross product)
         x0, x1, x2, x3, x4, x5 = row[WV], row[WV + 1], row[WV + 2], row[WV + 3], row[WV + 4], row[WV + 5]
         j0, j1, j2 = S[S_VJ], S[S_VJ + 1], S[S_VJ + 2]
@@ -798,7 +800,7 @@ def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, 
         _constrain(BF, BI, CI, CF, WB, S, v, ddq)
 
 
-# -- rigid connections (Udwadia-Kalaba, seed 001 eq. 20; dynamics.constraints) ----------------------
+# -- rigid connections (Udwadia-Kalaba, Nielsen et al. 2018 eq. 20; dynamics.constraints) -------
 @njit(**JIT)
 def _s_column(BF, BI, i, k, out):
     """Column k of joint i's motion subspace S (child coordinates) into out[0:6]."""

@@ -1,5 +1,5 @@
 """Rigid connections between bodies of different trees by the Udwadia-Kalaba equation
-(seed 001 sections 2.3-2.4, eqs. 16-20; seed 004 sections 3-5).
+(Nielsen et al. 2018 sections 2.3-2.4, eqs. 16-20; Nielsen et al. 2016 sections 3-5).
 
 Each vehicle keeps its own free joint; a rigid connection says that the child body moves as if
 bolted to the parent body at a fixed relative pose ``(E, r)`` (child_R_parent, child origin in
@@ -9,13 +9,13 @@ parent coordinates). With ``X = [[E, -E r~], [0, E]]`` the body-frame spatial ve
 
     A q̈ = b,   A = J_c - X J_p,   b = X a⁰_p - a⁰_c - 2α ė - β² e
 
-(the six rows of seed 001 eqs. 25-26 and 32-33 in body-frame form). ``e`` is the pose error
+(the six rows of Nielsen et al. 2018 eqs. 25-26 and 32-33 in body-frame form). ``e`` is the pose error
 of the child from where the parent says it should be: position in child axes, and the
-rotation vector of the quaternion error ``q*⁻¹ ⊗ q_c`` (the quaternion constraint of seed 001
-eq. 22, seed 004 section 5); ``ė = V_c - X V_p``. The ``α, β`` terms are Baumgarte's
+rotation vector of the quaternion error ``q*⁻¹ ⊗ q_c`` (the quaternion constraint of Nielsen et al. 2018
+eq. 22, Nielsen et al. 2016 section 5); ``ė = V_c - X V_p``. The ``α, β`` terms are Baumgarte's
 stabilisation of the drift that integrating an acceleration-level constraint leaves.
 
-Constrained accelerations (Udwadia-Kalaba, seed 001 eq. 20) with the Cholesky factor
+Constrained accelerations (Udwadia-Kalaba, Nielsen et al. 2018 eq. 20) with the Cholesky factor
 ``M = L Lᵀ`` standing in for ``M^{1/2}`` (the same minimiser of Gauss's principle
 ``(q̈ - q̈_u)ᵀ M (q̈ - q̈_u)`` subject to ``A q̈ = b``):
 
@@ -111,7 +111,7 @@ def constraint_equations(
 
 
 def udwadia_kalaba(M: Array, qdd_u: Array, A: Array, b: Array, rcond: float = 1e-10) -> Array:
-    """``q̈ = q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u)`` with ``M = L Lᵀ`` (seed 001 eq. 20)."""
+    """``q̈ = q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u)`` with ``M = L Lᵀ`` (Nielsen et al. 2018 eq. 20)."""
     L, _ = cho_factor(M, lower=True)
     L = np.tril(L)
     G = solve_triangular(L, A.T, lower=True).T  # A L⁻ᵀ

@@ -1,4 +1,4 @@
-"""Compliant contacts (seed 000's soft contact between feet and the seabed): spring-dampers
+"""Compliant contacts (McMillan et al.'s (1996) soft contact between feet and the seabed): spring-dampers
 between chosen body points and a seabed plane or fixed anchors, with Coulomb friction.
 
 - Seabed: a horizontal plane at depth ``depth`` (NED z, down positive). A point below it by

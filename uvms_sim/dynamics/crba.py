@@ -9,8 +9,8 @@ from .kinematics import check_finite, placements
 
 def crba(model: Model, data: Data, q: Array) -> Array:
     """Joint-space inertia ``M(q)`` built from the hydrodynamic inertias ``I^H = I + I^A``
-    (seed 000 eq. 3): composite inertias ``I^c_λ += X_iᵀ I^c_i X_i`` accumulated inward as
-    seed 000 eq. 1 accumulates forces, then ``M_ij = S_iᵀ (X_{i..j})ᵀ I^c_i S_j`` along each
+    (McMillan et al. 1996 eq. 3): composite inertias ``I^c_λ += X_iᵀ I^c_i X_i`` accumulated inward as
+    McMillan et al. 1996 eq. 1 accumulates forces, then ``M_ij = S_iᵀ (X_{i..j})ᵀ I^c_i S_j`` along each
     branch (Featherstone's CRBA). Symmetric positive definite for any q.
     """
     q = check_finite("q", q, model.nq)

@@ -22,7 +22,7 @@ JOINT_CODE = {"fixed": FIXED, "revolute": REVOLUTE, "continuous": REVOLUTE, "pri
               "spherical": SPHERICAL, "free": FREE}  # fmt: skip
 
 # BF columns: 6x6 matrices row-major, 3x3 row-major
-IH, IRB, MA, DL = 0, 36, 72, 108  # I_H = I_RB + M_A (seed 000 eq. 3), I_RB, M_A, D_lin
+IH, IRB, MA, DL = 0, 36, 72, 108  # I_H = I_RB + M_A (McMillan et al. 1996 eq. 3), I_RB, M_A, D_lin
 DQ, MASS, COM, RV, COB = 144, 150, 151, 154, 155  # d_quad (6), mass, com (3), ρV, cob (3)
 AXIS, ET, RT, DCEN = (
     158,

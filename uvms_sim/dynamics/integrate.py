@@ -6,8 +6,8 @@ free joint a displacement in the body axes *of the start configuration* followed
 vector in body axes.
 
 - ``integrate(model, q, dq)``: ``q ⊕ dq``; quaternions are advanced by the exponential map
-  ``quat ⊗ exp(dθ/2)`` (the Rodrigues update of seed 002 eqs. 95-97) and renormalized, which
-  is the unit-norm constraint of seed 004 eq. 39 imposed exactly.
+  ``quat ⊗ exp(dθ/2)`` (the Rodrigues update of Schøn et al. 2017 eqs. 95-97) and renormalized, which
+  is the unit-norm constraint of Nielsen et al. 2016 eq. 39 imposed exactly.
 - ``step_semi_implicit_euler``: ``v⁺ = v + h q̈(q, v)``, ``q⁺ = q ⊕ h v⁺``.
 - ``step_rk4``: classical Runge-Kutta in the tangent space (Runge-Kutta-Munthe-Kaas): stage
   rates of the rotation vectors are mapped through the inverse right Jacobian of SO(3) so the
@@ -66,7 +66,7 @@ def integrate(model: Model, q: Array, dq: Array) -> Array:
 
 
 def normalize(model: Model, q: Array) -> Array:
-    """Project every quaternion of q back to unit norm (seed 004 eq. 39)."""
+    """Project every quaternion of q back to unit norm (Nielsen et al. 2016 eq. 39)."""
     out = np.array(q, dtype=float)
     for i, joint in enumerate(model.joints):
         if joint.has_quaternion:

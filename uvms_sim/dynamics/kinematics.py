@@ -1,4 +1,4 @@
-"""Forward kinematics pass shared by ABA, RNEA and CRBA (seed 000 eqs. A1-A5, 9, 10)."""
+"""Forward kinematics pass shared by ABA, RNEA and CRBA (McMillan et al. 1996 eqs. A1-A5, 9, 10)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def velocities_and_bias(
 ) -> None:
     """Body velocities, velocity-product accelerations and hydrodynamic bias forces.
 
-    ``v_i = X_i v_λ + S_i q̇_i`` (seed 000 eq. 9), ``c_i = v_i × S_i q̇_i`` (eq. A3), and the
+    ``v_i = X_i v_λ + S_i q̇_i`` (McMillan et al. 1996 eq. 9), ``c_i = v_i × S_i q̇_i`` (eq. A3), and the
     bias ``p_i`` of ``uvms_sim.hydro.forces`` with gravity, current and fluid acceleration
     rotated into body axes (eq. 10); the current and its acceleration are taken at time t.
     ``f_ext`` (see ``ExternalWrench``) is subtracted from the bias.

@@ -22,9 +22,9 @@ def rnea(
 ) -> Array:
     """Generalized forces ``tau`` that produce accelerations ``a`` at state ``(q, v)``.
 
-    Outward pass: ``a_i = X_i a_λ + S_i q̈_i + c_i`` (seed 000 eq. A2). Inward pass: the force
-    from the parent ``f_i = I^H_i a_i + p_i + f_i^+`` (seed 000 eq. 2 with the hydrodynamic
-    inertia and bias force) accumulated into the parent by ``f_λ += X_iᵀ f_i`` (seed 000
+    Outward pass: ``a_i = X_i a_λ + S_i q̈_i + c_i`` (McMillan et al. 1996 eq. A2). Inward pass: the force
+    from the parent ``f_i = I^H_i a_i + p_i + f_i^+`` (McMillan et al. 1996 eq. 2 with the hydrodynamic
+    inertia and bias force) accumulated into the parent by ``f_λ += X_iᵀ f_i`` (McMillan et al. 1996
     eqs. 1/A8), and ``τ_i = S_iᵀ f_i``.
 
     ``data.f[i]`` is then the reaction wrench ``[force; moment]`` that joint i transmits from

@@ -1,8 +1,8 @@
 """Time-varying, spatially uniform, irrotational currents (world NED).
 
 A profile gives the water velocity ``v_c(t)`` and its derivative ``a_f(t) = v̇_c(t)``; the
-dynamics use both, ``v_c`` in the relative velocity (seed 000 eq. 9) and ``a_f`` in the fluid
-acceleration force and the added-mass term (seed 000 eqs. 5 and 8). A profile's acceleration
+dynamics use both, ``v_c`` in the relative velocity (McMillan et al. 1996 eq. 9) and ``a_f`` in the fluid
+acceleration force and the added-mass term (McMillan et al. 1996 eqs. 5 and 8). A profile's acceleration
 is the exact derivative of its velocity, so a body that should drift with the water does so
 to integrator accuracy.
 """

@@ -1,6 +1,6 @@
 """Per-link drag models: pressure drag of a slender cylinder by strip theory.
 
-Seed 000 (section 2, after eq. 6) leaves the drag force ``f^D(ω, v_r)`` of a link to a
+McMillan et al. 1996 (section 2, after eq. 6) leaves the drag force ``f^D(ω, v_r)`` of a link to a
 model of the user's choice and refers to the cross-flow model for slender links: each
 strip ``ds`` of a cylinder of radius ``r`` feels the pressure drag of the velocity component
 normal to its axis,

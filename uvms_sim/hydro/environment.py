@@ -25,7 +25,7 @@ class Environment:
     """Gravity and fluid state, all in the world NED frame.
 
     ``current`` is the (irrotational, spatially uniform) water velocity and
-    ``current_acceleration`` its time derivative ``a_f`` (seed 000 eqs. 5 and 8); for a current
+    ``current_acceleration`` its time derivative ``a_f`` (McMillan et al. 1996 eqs. 5 and 8); for a current
     that changes with time give ``current_profile`` instead, whose acceleration is the exact
     derivative of its velocity. ``density`` is the water density in kg/m^3 (1000 fresh,
     1025 sea). ``surface`` is the world NED z of a flat free surface: above it a body's hull

@@ -1,9 +1,9 @@
-"""Hydrodynamic bias force of one body (seed 000 eqs. 4-8) in Fossen's terms.
+"""Hydrodynamic bias force of one body (McMillan et al. 1996 eqs. 4-8) in Fossen's terms.
 
 With ``ν`` the body spatial velocity, ``ν_r = ν - [R^T v_c; 0]`` the velocity relative to the
-(irrotational) fluid (seed 000 eq. 9) and ``ν̇_c = [R^T a_f - ω × R^T v_c; 0]`` the rate of the
+(irrotational) fluid (McMillan et al. 1996 eq. 9) and ``ν̇_c = [R^T a_f - ω × R^T v_c; 0]`` the rate of the
 fluid velocity seen in body axes, the force a body's joint must supply is
-``f = I_H a + p`` (seed 000 eq. 2, with ``p = -β^H``), where ``I_H = I_RB + M_A`` (eq. 3) and
+``f = I_H a + p`` (McMillan et al. 1996 eq. 2, with ``p = -β^H``), where ``I_H = I_RB + M_A`` (eq. 3) and
 
     p = ν ×* I_RB ν                  rigid-body Coriolis/centripetal (β, eq. A7; Fossen C_RB)
       + ν_r ×* M_A ν_r - M_A ν̇_c     added-mass bias β^A(ω, v_r, a_f) (eq. 5; Fossen C_A, M_A ν̇_c)

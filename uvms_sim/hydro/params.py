@@ -1,7 +1,7 @@
 """Hydrodynamic parameters of one rigid body.
 
 Matrices are in the linear-first order ``[u v w p q r]`` about the body origin and are stored
-as positive quantities: the added mass ``M_A`` (so ``I_H = I_RB + M_A``, seed 000 eq. 3), the
+as positive quantities: the added mass ``M_A`` (so ``I_H = I_RB + M_A``, McMillan et al. 1996 eq. 3), the
 linear damping ``D_l`` and the quadratic damping diagonal ``d_q`` (so the damping force is
 ``-(D_l + diag(d_q |ν_r|)) ν_r``), acting at ``damping_center`` (the centre of pressure; the
 body origin by default) with ``ν_r`` the velocity of that point. ``drag`` adds a per-link

@@ -3,7 +3,7 @@
 Every joint maps its slice of ``q`` to the transform from its joint frame to the child body
 frame, ``(E_J, r_J)`` (conventions in ``uvms_sim.spatial``), and has a constant motion
 subspace ``S`` (6 x nv, linear-first) expressed in the child frame, so that the joint's
-spatial velocity is ``S @ v_i`` (seed 000 eq. 9, ``φ_i q̇_i``) and its velocity-product term
+spatial velocity is ``S @ v_i`` (McMillan et al. 1996 eq. 9, ``φ_i q̇_i``) and its velocity-product term
 ``c_J = Ṡ q̇`` vanishes for every type here.
 
 - ``fixed``: nq = nv = 0.

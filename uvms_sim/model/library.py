@@ -18,7 +18,7 @@ BLUEROV2_VOLUME = 0.011702344  # B / (ρ g) = 114.8 N / (1000 kg/m^3 * 9.81 m/s^
 
 
 def bluerov2_body(name: str = "base_link", parent: int = -1, joint: Joint | None = None) -> Body:
-    """BlueROV2 as one rigid body (C.-J. Wu 2018; seed 003 section 6.1; DESIGN.md).
+    """BlueROV2 as one rigid body (C.-J. Wu 2018; León-González et al. 2024 section 6.1).
 
     m = 11.5 kg, W = 112.8 N, B = 114.8 N (so V = B / (ρ g) in fresh water), I = diag(0.16),
     r_g = (0, 0, 0.02) m, r_b = 0; added mass, linear and quadratic damping as listed.
@@ -89,9 +89,9 @@ def bluerov2_with_arm() -> Model:
 
 
 def walker() -> Model:
-    """A 28-body / 45-DOF underwater hexapod in the image of seed 000's Aquarobot.
+    """A 28-body / 45-DOF underwater hexapod in the image of McMillan et al.'s (1996) Aquarobot.
 
-    Seed 000 (section 6) reports 28 rigid bodies / 45 DOF including foot pads and a camera
+    McMillan et al. 1996 (section 6) reports 28 rigid bodies / 45 DOF including foot pads and a camera
     boom: here a floating body (6), six legs of hip yaw, hip pitch and knee pitch revolutes with
     a ball-jointed foot pad (6 x 4 bodies, 6 x 6 DOF) and a three-joint camera boom (3 bodies,
     3 DOF). Masses and sizes are illustrative (a ~0.7 t walker), for performance work.

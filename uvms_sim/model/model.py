@@ -13,9 +13,9 @@ from .body import Body
 
 
 class Model:
-    """A tree of rigid bodies joined by joints (seed 000 section 3).
+    """A tree of rigid bodies joined by joints (McMillan et al. 1996 section 3).
 
-    Bodies are numbered so that a parent precedes its children (seed 000: "a link's number
+    Bodies are numbered so that a parent precedes its children (McMillan et al. 1996: "a link's number
     always greater than its predecessor"), which lets every recursion be a plain loop.
     ``q`` and ``v`` are the concatenation of the joints' slices in body order.
     """
@@ -63,7 +63,7 @@ class Model:
         )
         self.mass = np.array([b.mass for b in bodies])
         self.com = np.array([b.com for b in bodies])
-        self.I_H = self.I_RB + self.M_A  # seed 000 eq. 3
+        self.I_H = self.I_RB + self.M_A  # McMillan et al. 1996 eq. 3
         for arr in (
             self.I_RB,
             self.M_A,
@@ -117,7 +117,7 @@ class Data:
         self.R_world = np.zeros((n, 3, 3))  # world_R_body
         self.p_world = np.zeros((n, 3))  # body origin in world NED
         self.v = np.zeros((n, 6))  # body spatial velocity (body coordinates)
-        self.v_rel = np.zeros((n, 6))  # velocity relative to the fluid (seed 000 eq. 9)
+        self.v_rel = np.zeros((n, 6))  # velocity relative to the fluid (McMillan et al. 1996 eq. 9)
         self.c = np.zeros((n, 6))  # velocity-product acceleration
         self.a = np.zeros((n, 6))  # body spatial acceleration
         self.bias = np.zeros((n, 6))  # hydrodynamic bias p_i: f_i = I_H a_i + p_i

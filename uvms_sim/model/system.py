@@ -15,7 +15,7 @@ from .model import Model
 @dataclass(frozen=True)
 class Thruster:
     """A thruster's pose on a body: thrust ``T`` along ``direction`` at ``position`` (body axes)
-    gives the body the wrench ``[T d; p × T d]`` (seed 001 eq. 8).
+    gives the body the wrench ``[T d; p × T d]`` (Nielsen et al. 2018 eq. 8).
 
     ``motor`` is the autopilot output it is wired to (ArduSub motor n = SERVOn, 1-based);
     ``reversed`` mirrors ArduSub's per-motor direction parameter (MOT_n_DIRECTION = -1)."""
@@ -151,8 +151,8 @@ class System:
 
     def allocation_matrix(self, vehicle: str | int = 0) -> Array:
         """6 x n thrust configuration matrix of a vehicle's thrusters, in its root body frame
-        about the root origin (seed 001 eq. 8; seed 003 eq. 38): column j is the wrench of 1 N
-        from thruster j, so ``τ = B T`` for the thrust vector ``T``.
+        about the root origin (Nielsen et al. 2018 eq. 8; León-González et al. 2024 eq. 38):
+        column j is the wrench of 1 N from thruster j, so ``τ = B T`` for the thrust vector ``T``.
 
         Thrusters on other bodies of the vehicle are placed with the initial configuration.
         """

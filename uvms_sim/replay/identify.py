@@ -1,6 +1,6 @@
 """Damping and thrust identification from a bag (integral equation error, linear least squares).
 
-Equations of motion of the vehicle's floating base (seed 000 eq. 2 with the hydrodynamic
+Equations of motion of the vehicle's floating base (McMillan et al. 1996 eq. 2 with the hydrodynamic
 inertia; Fossen's model when the vehicle is one body), with the joints of any arm held at their
 initial positions:
 
@@ -11,7 +11,7 @@ inverse dynamics at zero acceleration of the model with the identified damping r
 (Coriolis and Munk terms, gravity, buoyancy, the damping that is not identified); ``ν_b`` the
 velocity of the hull body (the first body with mass; the base itself for a YAML description,
 ``base_link`` under a URDF's ``base_link_frd``) and ``G`` its constant motion transform from the
-base. ``f_F``, ``f_R`` and ``f_ν`` are the thrust wrenches of the three terms of seed 001
+base. ``f_F``, ``f_R`` and ``f_ν`` are the thrust wrenches of the three terms of Nielsen et al. 2018
 eq. 12 from the bag's PWM: forward bollard ``T_nn⁺|n|n``, reverse bollard ``T_nn⁻|n|n`` and
 advance ``T_nu|n|u_a``; ``k_F``, ``k_R``, ``k_ν`` scale them (1 = as described).
 
@@ -82,7 +82,7 @@ def _wrench_map(model: Model, q: np.ndarray, base: slice) -> np.ndarray:
 
 
 def _thrust_terms(bank, data) -> np.ndarray:
-    """Per-body wrenches (3 x nbodies x 6) of the three terms of the thrust (seed 001 eq. 12):
+    """Per-body wrenches (3 x nbodies x 6) of the three terms of the thrust (Nielsen et al. 2018 eq. 12):
     forward bollard ``T_nn⁺|n|n``, reverse bollard ``T_nn⁻|n|n`` and advance ``T_nu|n|u_a``
     (saturated thrust goes to the bollard term whose limit it hit)."""
     bank.wrenches(data)

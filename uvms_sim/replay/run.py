@@ -1,4 +1,4 @@
-"""Drive the model with a bag's thruster commands (seed 001 section 4.2: the simulator run on the
+"""Drive the model with a bag's thruster commands (Nielsen et al. 2018 section 4.2: the simulator run on the
 PWM logged in the experiment) and write what it predicts next to what was recorded.
 
 Commands are held between messages (zero-order hold); servo channel n drives the thruster
