@@ -92,6 +92,7 @@ class WindowResult:
     zero_speed_dtw: float
     rmse: dict[str, float]
     constant_rmse: dict[str, float]
+    zero_rmse: dict[str, float]
     ok: bool = True
 
 
@@ -147,6 +148,7 @@ def validate(system: System, runs: list[Run], seconds: float = 12.0, dt: float =
                     dtw_distance(np.zeros(n), speed),
                     {a: rmse(pred[:, i], meas[:, i]) if ok else np.inf for a, i in AXES.items()},
                     {a: rmse(const[:, i], meas[:, i]) for a, i in AXES.items()},
+                    {a: rmse(0.0 * meas[:, i], meas[:, i]) for a, i in AXES.items()},
                     ok,
                 )
             )
@@ -155,7 +157,7 @@ def validate(system: System, runs: list[Run], seconds: float = 12.0, dt: float =
 
 def summary(results: list[WindowResult]) -> dict[str, float]:
     """Means over the windows: speed DTW of the model and of the two baselines, and the
-    per-axis RMSE of the model and of the constant-velocity baseline."""
+    per-axis RMSE of the model and of the constant-velocity and zero-velocity baselines."""
     out = {
         "windows": float(len(results)),
         "failed": float(sum(not r.ok for r in results)),
@@ -166,14 +168,16 @@ def summary(results: list[WindowResult]) -> dict[str, float]:
     for a in AXES:
         out[f"rmse_{a}"] = float(np.mean([r.rmse[a] for r in results]))
         out[f"constant_rmse_{a}"] = float(np.mean([r.constant_rmse[a] for r in results]))
+        out[f"zero_rmse_{a}"] = float(np.mean([r.zero_rmse[a] for r in results]))
     return out
 
 
 def format_summary(s: dict[str, float]) -> str:
     axes = " ".join(f"{a} {s[f'rmse_{a}']:.3f}" for a in AXES)
     const = " ".join(f"{a} {s[f'constant_rmse_{a}']:.3f}" for a in AXES)
+    zero = " ".join(f"{a} {s[f'zero_rmse_{a}']:.3f}" for a in AXES)
     return (
         f"{int(s['windows'])} windows ({int(s['failed'])} failed): speed DTW {s['speed_dtw']:.3f} m/s "
         f"(constant speed {s['constant_speed_dtw']:.3f}, zero speed {s['zero_speed_dtw']:.3f}); "
-        f"RMSE {axes} (constant velocity {const})"
+        f"RMSE {axes} (constant velocity {const}; zero velocity {zero})"
     )
