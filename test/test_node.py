@@ -317,3 +317,74 @@ def test_battery_voltage_is_a_run_time_parameter_and_currents_are_published():
         assert not sim.set_parameters([Parameter("physics_rate", value=100.0)])[0].successful
         assert sim.get_parameter("battery_voltage").value == 12.0
         assert np.nanmax(sim.sim.thrusters.voltage) == 12.0
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
+def test_absurd_inputs_reset_the_physics_instead_of_killing_it():
+    """A cmd_wrench of 1e6 N makes the state non-finite within steps: the node says so in the
+    ROS log, puts the vehicle back to its initial state with the inputs neutral, keeps time
+    running and keeps publishing finite odometry. A set_pose quaternion of 1e200 components is
+    a rotation like any other; a set_pose 1e308 m deep is refused (no infinite pressure)."""
+    with simulator(description="bluerov2_heavy", ardusub_frame="none", real_time_factor=0.0) as (
+        sim,
+        user,
+        executor,
+    ):
+        ear = Listener(user)
+        wrench = user.create_publisher(WrenchStamped, "cmd_wrench", 10)
+        pose = user.create_publisher(PoseStamped, "set_pose", 10)
+        assert spin_until(executor, lambda: ear.last("odom") and wrench.get_subscription_count())
+        huge = WrenchStamped()
+        huge.wrench.force.x = 1.0e6
+        t0 = sim.sim.state.t
+        assert spin_until(
+            executor, lambda: sim.recoveries > 0, every=lambda: wrench.publish(huge), timeout=20
+        )
+        n0 = len(ear.msgs["odom"])
+        assert spin_until(executor, lambda: len(ear.msgs["odom"]) > n0 + 10)
+        assert sim.thread.is_alive() and sim.sim.state.t > t0
+        for m in ear.msgs["odom"]:
+            p = m.pose.pose.position
+            assert np.all(np.isfinite([p.x, p.y, p.z]))
+        big = PoseStamped()
+        big.pose.position.z = -4.0
+        big.pose.orientation.w = big.pose.orientation.z = 1.0e200
+        assert spin_until(
+            executor,
+            lambda: abs(ear.last("odom").pose.pose.position.z + 4.0) < 0.05,
+            every=lambda: pose.publish(big),
+        )
+        q = ear.last("odom").pose.pose.orientation
+        assert abs(q.z) == pytest.approx(np.sqrt(0.5), abs=0.02)
+        deep = PoseStamped()
+        deep.pose.position.z = -1.0e308
+        deep.pose.orientation.w = 1.0
+        for _ in range(5):
+            pose.publish(deep)
+            executor.spin_once(timeout_sec=0.05)
+        n1 = len(ear.msgs["pressure"])
+        assert spin_until(executor, lambda: len(ear.msgs["pressure"]) > n1 + 5)
+        assert all(np.isfinite(m.fluid_pressure) for m in ear.msgs["pressure"])
+        assert ear.last("odom").pose.pose.position.z > -10.0
+
+
+@pytest.mark.parametrize(
+    ("value", "accepted"),
+    [("1000", True), ("0", False), ("-500.0", False), ("1e9", False), ("fast", False)],
+)
+def test_rate_parameters_are_typed_with_ranges(value, accepted):
+    """physics_rate:=1000 (an integer, as ROS users write it) is a rate; 0, negative, 1e9 and a
+    word stop the node at once with one line naming the parameter and the range (exit 2)."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", f"physics_rate:={value}",
+           "-p", "description:=no_such_vehicle_so_it_stops_after_the_parameters"]  # fmt: skip
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    line = out.stderr.strip()
+    assert line.count("\n") == 0, line
+    if accepted:
+        assert "physics_rate" not in line and "no_such_vehicle" in line
+    else:
+        assert line.startswith("simulator: error: parameter physics_rate: expected"), line

@@ -261,4 +261,4 @@ def test_ros_node_with_a_bad_sitl_port_says_so_in_one_line():
     cmd = [sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", "sitl_port:=99999"]
     out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
-    assert out.stderr.strip() == "simulator: error: port 99999 is not in 0-65535"
+    assert out.stderr.strip() == "simulator: error: parameter sitl_port: expected 0 to 65535, got 99999"

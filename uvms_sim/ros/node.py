@@ -48,6 +48,7 @@ one description each vehicle's topics are under ``<vehicle>/``):
 
 from __future__ import annotations
 
+import logging
 import math
 import sys
 import threading
@@ -58,7 +59,7 @@ import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -73,6 +74,7 @@ from .. import frames
 from ..actuators.joints import JointMotors
 from ..dynamics.kinematics import placements
 from ..dynamics.rnea import rnea
+from ..log import logger as core_logger
 from ..model import ConfigError, load
 from ..model.configs import resolve
 from ..sensors import absolute_pressure, current_accelerations, specific_force
@@ -97,6 +99,57 @@ PARAMETERS = {
     "sitl_bind": "127.0.0.1",
     "battery_voltage": 0.0,
 }
+
+
+# Numeric parameters: (lowest, highest) accepted. Integers are accepted for floats (ROS users
+# write ``physics_rate:=1000``); anything else, or a value out of range, stops the node with a
+# one-line error naming the parameter.
+RANGES = {
+    "physics_rate": (1.0, 20000.0),
+    "publish_rate": (0.1, 1000.0),
+    "clock_rate": (0.1, 10000.0),
+    "autopilot_rate": (1.0, 2000.0),
+    "real_time_factor": (0.0, 1000.0),
+    "command_timeout": (0.0, 3600.0),
+    "battery_voltage": (0.0, 20.0),
+    "sitl_port": (0, 65535),
+}
+MAX_POSITION = 1.0e5  # m: a set_pose farther from the origin than this is refused
+
+
+def check_parameter(name: str, value):
+    """``value`` of parameter ``name`` as its type, or ValueError saying what was expected."""
+    default = PARAMETERS[name]
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ValueError(f"parameter {name}: expected true or false, got {value!r}")
+        return value
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise ValueError(f"parameter {name}: expected a text, got {value!r}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"parameter {name}: expected a number, got {value!r}")
+    if isinstance(default, int) and value != int(value):
+        raise ValueError(f"parameter {name}: expected an integer, got {value!r}")
+    lo, hi = RANGES[name]
+    if name == "battery_voltage" and value != 0 and not 10.0 <= value <= 20.0:
+        raise ValueError(f"parameter {name}: expected 0 (the description's) or 10-20 V, got {value!r}")
+    if not lo <= value <= hi:
+        raise ValueError(f"parameter {name}: expected {lo:g} to {hi:g}, got {value!r}")
+    return type(default)(value)
+
+
+class RosLogHandler(logging.Handler):
+    """Forwards the physics core's log records (logger ``uvms_sim``) to a node's ROS logger."""
+
+    def __init__(self, node: Node) -> None:
+        super().__init__(logging.WARNING)
+        self.node = node
+
+    def emit(self, record: logging.LogRecord) -> None:
+        log = self.node.get_logger()
+        (log.error if record.levelno >= logging.ERROR else log.warning)(record.getMessage())
 
 
 class VehicleIO:
@@ -181,9 +234,14 @@ class VehicleIO:
         p, o = msg.pose.position, msg.pose.orientation
         pos = np.array([p.x, p.y, p.z])
         quat = np.array([o.w, o.x, o.y, o.z])
-        if not (np.all(np.isfinite(pos)) and np.all(np.isfinite(quat)) and np.linalg.norm(quat) > 0.5):
-            self.node.warn(f"{self.ns}pose", f"{self.ns}set_pose with NaN or a zero quaternion rejected")
+        scale = np.max(np.abs(quat)) if np.all(np.isfinite(quat)) else 0.0
+        if not (np.all(np.isfinite(pos)) and scale > 0.0 and np.all(np.abs(pos) <= MAX_POSITION)):
+            self.node.warn(
+                f"{self.ns}pose",
+                f"{self.ns}set_pose rejected: NaN, a zero quaternion or a position beyond {MAX_POSITION:g} m",
+            )
             return
+        quat = quat / scale  # any finite non-zero quaternion, however large, is a rotation
         node = self.node
         with node.lock:
             s = node.sim.model.q_slice(self.frames.root)
@@ -250,9 +308,14 @@ class SimulatorNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("simulator", **kwargs)
+        self.log_handler = RosLogHandler(self)  # the core's warnings (log.Throttle) into the ROS log
+        core_logger.addHandler(self.log_handler)
+        dynamic = ParameterDescriptor(dynamic_typing=True)  # typed by check_parameter instead
         for name, default in PARAMETERS.items():
-            self.declare_parameter(name, default)
-        get = lambda name: self.get_parameter(name).value  # noqa: E731
+            self.declare_parameter(name, default, dynamic)
+        values = {name: check_parameter(name, self.get_parameter(name).value) for name in PARAMETERS}
+        values["use_sim_time"] = self.get_parameter("use_sim_time").value
+        get = values.__getitem__
         self.system = load(resolve(get("description")))
         self.sim = Simulator.from_system(self.system)
         model = self.sim.model
@@ -302,6 +365,8 @@ class SimulatorNode(Node):
         self.create_service(SetBool, "pause", self.on_pause)
         self.create_service(Trigger, "step", self.on_step)
         self.last_joints = -math.inf
+        self.recoveries = 0
+        self.failed: Exception | None = None
         self.publishes = 0
         self.steps_per_state = max(1, round(float(get("publish_rate")) / 5.0))  # mavros/state at ~5 Hz
         self.paused = False
@@ -339,6 +404,7 @@ class SimulatorNode(Node):
         return self.get_clock().now().to_msg()
 
     def destroy_node(self) -> None:
+        core_logger.removeHandler(self.log_handler)
         if hasattr(self, "thread"):
             self.stop_event.set()
             if self.thread.is_alive() and threading.current_thread() is not self.thread:
@@ -365,7 +431,7 @@ class SimulatorNode(Node):
                     return SetParametersResult(successful=False, reason=f"{p.name} is read at start only")
                 continue
             try:
-                self.apply_voltage(float(p.value))
+                self.apply_voltage(check_parameter(p.name, p.value))
             except (TypeError, ValueError) as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
         return SetParametersResult(successful=True)
@@ -454,8 +520,12 @@ class SimulatorNode(Node):
                 self.step_requests -= 1
             try:
                 self.tick()
-            except Exception as exc:  # a dead physics thread must say why
+            except (FloatingPointError, ValueError) as exc:  # a state that cannot go on
+                self.recover(exc)
+            except Exception as exc:  # a dead physics thread must say why, and end the process
                 self.get_logger().fatal(f"physics stopped: {type(exc).__name__}: {exc}")
+                self.failed = exc
+                rclpy.try_shutdown(context=self.context)
                 raise
             # As fast as possible, the executor thread still gets the GIL at the interpreter's
             # switch interval (5 ms of wall time), so commands and services are served.
@@ -463,6 +533,25 @@ class SimulatorNode(Node):
                 delay = wall0 + (self.sim.state.t - sim0) / self.rtf - time.monotonic()
                 if delay > 0:
                     self.stop_event.wait(delay)
+
+    def recover(self, exc: Exception) -> None:
+        """The state stopped being finite (an absurd wrench or effort, a stiff link): put every
+        vehicle back to the description's initial state with the inputs neutral (wrenches and
+        efforts zero, thrusters at 1500 us and stopped), simulated time running on, and say so
+        (throttled). Nothing non-finite is published."""
+        self.recoveries += 1
+        self.warn("recover", f"physics reset to the initial state: {exc}")
+        with self.lock:
+            t = self.sim.state.t
+            self.sim.reset(self.system.initial_q)
+            self.sim.state.t = t
+            self.sim.f_ext[:] = 0.0
+            self.sim.tau[:] = 0.0
+            if self.sim.thrusters is not None:
+                self.sim.thrusters.set_pwm(np.full(len(self.sim.thrusters), 1500.0))
+                self.sim.thrusters.n[:] = 0.0
+            if self.motors is not None:
+                self.motors.command("effort", dict.fromkeys(self.motors.names, 0.0))
 
     def tick(self) -> None:
         """One publish period: the physics steps, grouped between events (autopilot update,
@@ -592,6 +681,8 @@ def main(args: list[str] | None = None) -> None:
         node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+    if node.failed is not None:  # the physics thread died: a launcher's respawn can act on it
+        sys.exit(1)
 
 
 if __name__ == "__main__":
