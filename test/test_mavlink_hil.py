@@ -89,3 +89,50 @@ def test_garbage_and_nan_controls_do_not_stop_the_bridge(pair):
     board.mav.hil_actuator_controls_send(0, [0.0] * 4 + [0.3] * 4 + [0.0] * 8, 0, 0)
     bridge.step(0.004)
     assert bridge.received["HIL_ACTUATOR_CONTROLS"] == 1
+
+
+def test_only_the_first_autopilot_flies_and_out_of_range_controls_are_clipped(pair, caplog):
+    """A second system's actuator messages are ignored (counted, one warning); controls of 3.0
+    are clipped to full command with a warning; a thruster numbered 20 (HIL carries 16
+    outputs) is reported at start and never indexes past the message."""
+    import logging
+    from dataclasses import replace
+
+    bridge, board, port = pair
+    intruder = mavutil.mavlink_connection(f"udpout:127.0.0.1:{port}", source_system=7, source_component=1)
+    with caplog.at_level(logging.WARNING, logger="uvms_sim"):
+        board.mav.hil_actuator_controls_send(0, [0.0] * 16, 0, 0)
+        bridge.step(0.004)
+        for _ in range(3):
+            intruder.mav.hil_actuator_controls_send(0, [1.0] * 16, 0, 0)
+            bridge.step(0.004)
+        assert bridge.ignored == {7: 3} and bridge.autopilot == 1
+        assert np.all(bridge.sim.thrusters.pwm == 1500.0)
+        board.mav.hil_actuator_controls_send(0, [0.0] * 4 + [3.0] * 4 + [0.0] * 8, 0, 0)
+        bridge.step(0.004)
+    assert np.all(bridge.sim.thrusters.pwm[4:8] == 1900.0)
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("system 7" in m for m in said) == 1 and any("clipped" in m for m in said)
+    intruder.close()
+    system = load("config/bluerov2_heavy.yaml")
+    veh = system.vehicles[0]
+    far = replace(veh, thrusters=(*veh.thrusters[:-1], replace(veh.thrusters[-1], motor=20)))
+    with caplog.at_level(logging.WARNING, logger="uvms_sim"):
+        other = MavlinkHil(
+            Simulator.from_system(replace(system, vehicles=(far,))), f"udpin:127.0.0.1:{free_port()}"
+        )
+    assert any("motors [20]" in r.getMessage() for r in caplog.records)
+    assert 20 not in other.motors
+    other.close()
+
+
+def test_cli_bad_rate_and_addresses_are_one_line_errors(capsys):
+    from uvms_sim.cli import main
+
+    for connection in ("/dev/ttyNOPE0", "udpin:nowhere.invalid:14560", "udpin:127.0.0.1:99999"):
+        assert main(["hil", "--connection", connection]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"error: cannot open {connection!r}") and "\n" not in err
+    with pytest.raises(SystemExit) as exc:
+        main(["hil", "--rate", "0"])
+    assert exc.value.code == 2 and "not a rate" in capsys.readouterr().err

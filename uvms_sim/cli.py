@@ -68,6 +68,17 @@ def run_sitl(description: str, bind: str, port: int, peer_timeout: float = 2.0) 
     return 0
 
 
+def _positive(text: str) -> float:
+    """argparse type of a rate: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (np.isfinite(value) and 0.0 < value <= 100000.0):
+        raise argparse.ArgumentTypeError(f"{text} is not a rate in (0, 100000] Hz")
+    return value
+
+
 def _port(text: str) -> int:
     """argparse type of a UDP port: an integer in 0-65535."""
     try:
@@ -179,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     hil = sub.add_parser("hil", help="MAVLink HIL with an autopilot board (PX4 HITL; see docs)")
     hil.add_argument("description", nargs="?", default="bluerov2_heavy")
     hil.add_argument("--connection", default="udpin:127.0.0.1:14560", help="pymavlink connection string")
-    hil.add_argument("--rate", type=float, default=250.0)
+    hil.add_argument("--rate", type=_positive, default=250.0, help="steps per second (default 250)")
     rep = sub.add_parser(
         "replay", help="run the model on a bag's thruster commands and compare with its odometry"
     )
@@ -224,7 +235,12 @@ def main(argv: list[str] | None = None) -> int:
             from .hil.mavlink_hil import MavlinkHil
             from .simulator import Simulator
 
-            bridge = MavlinkHil(Simulator.from_system(load(resolve(args.description))), args.connection)
+            sim = Simulator.from_system(load(resolve(args.description)))
+            try:
+                bridge = MavlinkHil(sim, args.connection)
+            except (OSError, ValueError, OverflowError) as exc:  # bad address, no such device
+                print(f"error: cannot open {args.connection!r}: {exc}", file=sys.stderr)
+                return 2
             print(f"uvms_sim MAVLink HIL on {args.connection} at {args.rate:.0f} Hz (Ctrl-C stops)")
             try:
                 bridge.run(args.rate)

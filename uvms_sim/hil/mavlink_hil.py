@@ -3,8 +3,12 @@
 The bridge speaks MAVLink 2 with pymavlink over UDP or a serial port:
 
 - in: ``SERVO_OUTPUT_RAW`` (servo n in us drives the thruster whose motor number is n) or
-  ``HIL_ACTUATOR_CONTROLS`` (``controls[n-1]`` in [-1, 1] becomes ``1500 + 400 controls`` us);
-  a message with a non-finite control is counted and dropped;
+  ``HIL_ACTUATOR_CONTROLS`` (``controls[n-1]`` in [-1, 1] becomes ``1500 + 400 controls`` us;
+  controls outside [-1, 1] are clipped with a throttled warning); a message with a
+  non-finite control is counted and dropped. Only the autopilot heard first (its MAVLink
+  system id) drives the thrusters: actuator messages from other systems are counted in
+  ``ignored`` and dropped, with one warning per system. Both messages carry 16 outputs: a
+  thruster numbered above 16 cannot be driven over HIL, which the constructor says once;
 - out, every step: ``HIL_SENSOR`` (specific force and rates in body FRD, a constant earth
   field rotated into the body, absolute pressure in hPa from the depth, temperature), and at
   ``state_rate``: ``HIL_STATE_QUATERNION`` (attitude, rates, NED velocity in cm/s, position
@@ -52,10 +56,17 @@ class MavlinkHil:
         self.home = home
         self.state_period = 1.0 / state_rate
         self.next_state = 0.0
-        self.motors = sorted({m for m in sim.thrusters.motors if m})
+        numbered = sorted({m for m in sim.thrusters.motors if m})
+        self.motors = [m for m in numbered if m <= 16]
         self.received = {"SERVO_OUTPUT_RAW": 0, "HIL_ACTUATOR_CONTROLS": 0}
         self.dropped = 0
+        self.ignored: dict[int, int] = {}
+        self.autopilot: int | None = None  # the MAVLink system id whose outputs are applied
         self.throttle = Throttle()
+        if len(self.motors) < len(numbered):
+            self.throttle.log.warning(
+                f"MAVLink HIL carries 16 outputs: motors {[m for m in numbered if m > 16]} are not driven"
+            )
 
     def close(self) -> None:
         self.link.close()
@@ -73,6 +84,8 @@ class MavlinkHil:
             if msg is None:
                 return
             kind = msg.get_type()
+            if kind in self.received and not self._from_autopilot(msg):
+                continue
             if kind == "BAD_DATA":
                 self.dropped += 1
             elif kind == "SERVO_OUTPUT_RAW":
@@ -87,9 +100,33 @@ class MavlinkHil:
                     self.throttle.warn("nan", "HIL_ACTUATOR_CONTROLS with non-finite controls dropped")
                     continue
                 self.received[kind] += 1
+                used = controls[[m - 1 for m in self.motors]]
+                if np.any(np.abs(used) > 1.0):
+                    self.throttle.warn(
+                        "range", f"HIL_ACTUATOR_CONTROLS outside [-1, 1] clipped: {used.tolist()}"
+                    )
                 self.sim.thrusters.set_motor_pwm(
-                    {m: 1500.0 + 400.0 * np.clip(controls[m - 1], -1, 1) for m in self.motors}
+                    {
+                        m: 1500.0 + 400.0 * float(np.clip(c, -1.0, 1.0))
+                        for m, c in zip(self.motors, used, strict=True)
+                    }
                 )
+
+    def _from_autopilot(self, msg) -> bool:
+        """Whether an actuator message comes from the session's autopilot (the first system
+        heard sending one); others are counted and warned about once each."""
+        sysid = msg.get_srcSystem()
+        if self.autopilot is None:
+            self.autopilot = sysid
+        if sysid == self.autopilot:
+            return True
+        first = sysid not in self.ignored
+        self.ignored[sysid] = self.ignored.get(sysid, 0) + 1
+        if first:
+            self.throttle.log.warning(
+                f"MAVLink HIL: actuator messages of system {sysid} ignored (system {self.autopilot} flies it)"
+            )
+        return False
 
     # -- outputs -----------------------------------------------------------------------------
     def send_sensors(self) -> None:
