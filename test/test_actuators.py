@@ -14,7 +14,7 @@ from uvms_sim.actuators.ardusub import FRAMES, ArduSubEmulator, VehicleState, mi
 from uvms_sim.actuators.joints import SEED003_ARM_GAINS, JointMotors, tuned_gains
 from uvms_sim.actuators.thruster import KGF, PRESET_NAMES, thruster_model
 from uvms_sim.model import load
-from uvms_sim.model.system import THRUSTER_MODEL_KEYS, THRUSTER_PRESETS
+from uvms_sim.model.system import THRUSTER_MODEL_KEYS, THRUSTER_MODEL_RANGES, THRUSTER_PRESETS
 from uvms_sim.simulator import Simulator
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
@@ -47,6 +47,14 @@ def test_presets_match_the_description_schema():
     assert set(PRESET_NAMES) == set(THRUSTER_PRESETS)
     fields = set(T200_16V.__dataclass_fields__)
     assert set(THRUSTER_MODEL_KEYS) <= fields
+    assert set(THRUSTER_MODEL_RANGES) == set(THRUSTER_MODEL_KEYS)
+    for key, (lo, hi, closed) in THRUSTER_MODEL_RANGES.items():  # the model refuses what the schema does
+        below = lo - 1.0 if closed else lo
+        with pytest.raises(ValueError):
+            thruster_model((("preset", "t200" if key == "voltage" else "t200_16v"), (key, below)))
+        if hi is not None and key != "voltage":
+            with pytest.raises(ValueError):
+                thruster_model((("preset", "t200_16v"), (key, hi)))
     lag = thruster_model((("preset", "t200_12v"), ("time_constant", 0.1)))
     assert lag == replace(T200_12V, time_constant=0.1)
 

@@ -24,7 +24,10 @@ for SITL.
 from __future__ import annotations
 
 import math
+import os
 import time
+
+os.environ.setdefault("MAVLINK20", "1")  # pymavlink's dialects: MAVLink 2 unless the user says otherwise
 
 import numpy as np
 from pymavlink import mavutil

@@ -27,6 +27,7 @@ from .joints import Joint
 from .model import Model
 from .system import (
     THRUSTER_MODEL_KEYS,
+    THRUSTER_MODEL_RANGES,
     THRUSTER_PRESETS,
     Anchor,
     Connection,
@@ -218,7 +219,7 @@ def _place_constrained(
 def _contacts(cur: Cursor, links: set[str]) -> tuple[tuple[Seabed, ...], tuple[Anchor, ...]]:
     seabeds, anchors = [], []
     for c in cur.seq("a list of contacts"):
-        kind = c.mapping(("type",), tuple(c.value or ())).get("type")
+        kind = c.mapping(("type",), c.keys()).get("type")
         if kind is None or kind.value not in ("seabed", "anchor"):
             raise (kind or c).error(f"expected type 'seabed' or 'anchor', got {c.value.get('type')!r}")
         gains = ("stiffness", "damping")
@@ -468,7 +469,7 @@ def _vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
     overlay = pick("hydrodynamics")
     overlay_map: dict[str, Cursor] = {}
     if overlay is not None:
-        overlay.mapping(optional=tuple(overlay.value or ()))
+        overlay.mapping(optional=overlay.keys())
         overlay_map = {str(k): c for k, c in overlay.items()}
     links = []
     for lc in items("links", "a list of links"):
@@ -513,7 +514,7 @@ def _vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
     init: dict[str, tuple[float, Cursor]] = {}
     init_cur = pick("initial_positions")
     if init_cur is not None:
-        init_cur.mapping(optional=tuple(init_cur.value or ()))
+        init_cur.mapping(optional=init_cur.keys())
         init = {prefix + str(k): (c.number(), c) for k, c in init_cur.items()}
     tm_cur = pick("thruster_model")
     thruster_model = _thruster_model(tm_cur) if tm_cur is not None else (("preset", "t200_16v"),)
@@ -535,7 +536,14 @@ def _thruster_model(cur: Cursor) -> tuple[tuple[str, object], ...]:
     out: list[tuple[str, object]] = [("preset", preset)]
     for key in THRUSTER_MODEL_KEYS:
         if key in cur:
-            out.append((key, cur[key].number(lo=0.0)))
+            lo, hi, closed = THRUSTER_MODEL_RANGES[key]
+            v = cur[key].number()
+            if not (
+                (v >= lo if closed else v > lo) and (hi is None or v < hi or (key == "voltage" and v == hi))
+            ):
+                span = f"{'[' if closed else '('}{lo:g}, {'inf' if hi is None else f'{hi:g}'})"
+                raise cur[key].error(f"expected a number in {span}, got {v:g}")
+            out.append((key, v))
     if "voltage" in cur:
         if preset != "t200":
             raise cur["voltage"].error(
@@ -568,7 +576,7 @@ def _include(cur: Cursor, base_dir: Path) -> Cursor:
 
         args = {}
         if "xacro_args" in cur:
-            xa = cur["xacro_args"].mapping(optional=tuple(cur["xacro_args"].value or ()))
+            xa = cur["xacro_args"].mapping(optional=cur["xacro_args"].keys())
             args = {str(k): str(c.value) for k, c in xa.items()}
         return read_urdf(path, args)
     if suffix in YAML_SUFFIXES:

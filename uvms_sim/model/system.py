@@ -56,6 +56,19 @@ THRUSTER_MODEL_KEYS = (
     "voltage",
     "time_constant",
 )
+# the range of each (lowest, highest, whether the lowest itself is allowed): what
+# ``ThrusterModel`` accepts, so that a description that loads also runs
+THRUSTER_MODEL_RANGES = {
+    "thrust_forward": (0.0, None, False),
+    "thrust_reverse": (0.0, None, False),
+    "rpm_max": (0.0, None, False),
+    "deadband": (0.0, 400.0, True),
+    "exponent": (0.0, None, False),
+    "diameter": (0.0, None, False),
+    "zero_thrust_advance_ratio": (0.0, None, False),
+    "voltage": (10.0, 20.0, True),
+    "time_constant": (0.0, None, True),
+}
 
 
 @dataclass(frozen=True)

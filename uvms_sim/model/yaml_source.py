@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+MAX_MAGNITUDE = 1.0e12  # no number in a description is larger (SI units)
+
 
 class ConfigError(ValueError):
     """A description file is wrong: ``file[:line]: key path: what was expected``."""
@@ -91,20 +93,54 @@ def read_yaml(path: str | Path) -> Any:
     """Parse a YAML file keeping line numbers; syntax errors become ConfigError."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(path, "", f"cannot read the file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, "", f"not UTF-8 text (byte {exc.start}): is this a description?") from None
     loader = _Loader(text)
     loader.name = str(path)
     try:
-        return loader.get_single_data()
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        size = _expanded_size(node, {})
+        if size > MAX_NODES:
+            raise ConfigError(
+                path, "", f"{size:.3g} values once its aliases are expanded (at most {MAX_NODES:g})"
+            )
+        return loader.construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = None if mark is None else mark.line + 1
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(path, "", f"not valid YAML: {problem}", line) from None
+    except RecursionError:
+        raise ConfigError(path, "", "nested too deeply") from None
+    except TypeError as exc:  # e.g. a list or mapping used as a mapping key
+        raise ConfigError(path, "", f"not a description: {exc}") from None
     finally:
         loader.dispose()
+
+
+MAX_NODES = 1_000_000  # values in a description, aliases expanded (a "billion laughs" stops here)
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """How many nodes the document has with every alias expanded (shared nodes counted at
+    each use), without expanding it."""
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    memo[key] = MAX_NODES + 1  # a cycle: too large
+    if isinstance(node, yaml.SequenceNode):
+        n = 1 + sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        n = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    else:
+        n = 1
+    memo[key] = min(n, 10 * MAX_NODES)
+    return memo[key]
 
 
 def _type_name(value: Any) -> str:
@@ -173,6 +209,14 @@ class Cursor:
                 raise self.error(f"missing required key {key!r}")
         return self
 
+    def keys(self) -> tuple:
+        """The keys of this mapping (none for an empty entry); an error naming it otherwise."""
+        if self.value is None:
+            return ()
+        if not isinstance(self.value, dict):
+            raise self.error(f"expected a mapping, got {_type_name(self.value)}")
+        return tuple(self.value)
+
     def text(self) -> str:
         if not isinstance(self.value, str) or not self.value:
             raise self.error(f"expected a non-empty text, got {_type_name(self.value)}")
@@ -192,8 +236,13 @@ class Cursor:
 
     def number(self, lo: float | None = None, positive: bool = False) -> float:
         v = self.value
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not abs(v) <= 1e308:  # NaN, inf, 2**2000
             raise self.error(f"expected a finite number, got {_type_name(v)}")
+        v = float(v)
+        if abs(v) > MAX_MAGNITUDE:
+            raise self.error(
+                f"{v:g} is beyond {MAX_MAGNITUDE:g}: no quantity of a vehicle is that large (a slip?)"
+            )
         if positive and not v > 0:
             raise self.error(f"expected a number > 0, got {v}")
         if lo is not None and v < lo:
