@@ -464,3 +464,51 @@ connections:
     )
     with pytest.raises(ConfigError, match=r"connections\[0\]\.type: expected 'rigid'"):
         load(p)
+
+
+def test_likely_unit_slips_are_warned_about(tmp_path, caplog):
+    """A volume in litres, angles in degrees, a density that is no water's, a URDF vehicle with
+    no volume and a Gazebo thruster plugin: each loads (it could be meant) with a warning that
+    says what is likely wrong; the shipped descriptions load without any."""
+    import logging
+
+    p = tmp_path / "slips.yaml"
+    p.write_text(
+        """environment: {water_density: 1.0}
+vehicles:
+  - name: rov
+    initial_pose: {position: [0, 0, 2], rpy: [0, 0, 90]}
+    links:
+      - {name: base_link, mass: 10, inertia: [0.1, 0.1, 0.1], hydrodynamics: {volume: 11.7}}
+  - name: litres
+    initial_pose: {position: [3, 0, 2]}
+    links:
+      - {name: body, mass: 10, inertia: [0.1, 0.1, 0.1], hydrodynamics: {volume: 11.7}}
+"""
+    )
+    with caplog.at_level(logging.WARNING, logger="uvms_sim"):
+        load(p)
+    said = " | ".join(r.getMessage() for r in caplog.records)
+    assert "radians are expected (degrees?)" in said and "is no water's" in said
+    u = tmp_path / "bare.urdf"
+    u.write_text(
+        '<robot name="r"><link name="base_link"><inertial><mass value="1"/><inertia ixx="1" iyy="1" '
+        'izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link><gazebo><plugin '
+        'filename="gz-sim-thruster-system" name="gz::sim::systems::Thruster"/></gazebo></robot>'
+    )
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="uvms_sim"):
+        load(u)
+    said = " | ".join(r.getMessage() for r in caplog.records)
+    assert "has no volume" in said and "Thruster' ignored" in said
+    p.write_text(p.read_text().replace("water_density: 1.0", "water_density: 1000.0"))
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="uvms_sim"):
+        load(p)
+    assert "a volume in litres?" in " | ".join(r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="uvms_sim"):
+        for path in sorted(CONFIG.glob("*.yaml")):
+            if not path.name.endswith("_node.yaml"):  # those are node parameter files
+                load(path)
+    assert not caplog.records, [r.getMessage() for r in caplog.records]

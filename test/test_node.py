@@ -388,3 +388,14 @@ def test_rate_parameters_are_typed_with_ranges(value, accepted):
         assert "physics_rate" not in line and "no_such_vehicle" in line
     else:
         assert line.startswith("simulator: error: parameter physics_rate: expected"), line
+
+
+def test_a_misspelt_parameter_is_named_not_ignored():
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", "descripton:=bluerov2",
+           "-p", "physics_rate:=0"]  # fmt: skip
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "unknown parameter 'descripton' ignored (did you mean 'description'?)" in out.stderr

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 import numpy as np
 
+from .log import logger
 from .model import ConfigError, load
 from .model.configs import resolve, shipped_configs
 
@@ -170,7 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("models", help="list the shipped system descriptions (config/*.yaml)")
     check = sub.add_parser(
-        "check", help="load a description (.yaml/.urdf/.xacro or a shipped name) and summarise it"
+        "check",
+        help="load a description (.yaml/.urdf/.xacro or a shipped name) and summarise it",
+        description="Load a description and summarise it, or say what is wrong in one line. A .xacro "
+        "file is a program: xacro evaluates its ${...} expressions as Python, so check (and load) only "
+        "xacro files you trust, as with ROS itself; .yaml and .urdf files are only read.",
     )
     check.add_argument("description", nargs="+")
     conv = sub.add_parser("convert", help="write a description (e.g. a URDF) as a uvms_sim YAML file")
@@ -215,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub.add_parser("demo", help="run the ROS 2 demo (same as python -m uvms_sim.demo)")
     args = parser.parse_args(argv)
+    if not logger.handlers:  # the library's warnings (unit slips, clamped inputs) as plain lines
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("warning: %(message)s"))
+        logger.addHandler(handler)
     try:
         if args.command == "models":
             for name, path in shipped_configs().items():

@@ -21,6 +21,7 @@ from ..hydro.drag import CylinderDrag
 from ..hydro.environment import STANDARD_GRAVITY, Environment
 from ..hydro.hull import SHAPES, make_hull, shape_columns
 from ..hydro.params import AXES, FORCES, Hydrodynamics
+from ..log import logger
 from ..spatial import Array, shift_to_origin
 from .body import Body
 from .joints import Joint
@@ -166,7 +167,7 @@ def _system(top: Cursor, base_dir: Path, source: Path) -> System:
     connections = _place_constrained(model, q0, constrained, owner)
     _check_mass_matrix(model, top)
     seabeds, anchors = _contacts(top["contacts"], set(order)) if "contacts" in top else ((), ())
-    return System(
+    system = System(
         name=model.name,
         model=model,
         environment=env,
@@ -188,6 +189,29 @@ def _system(top: Cursor, base_dir: Path, source: Path) -> System:
         seabeds=seabeds,
         anchors=anchors,
     )
+    _warn_slips(system, source)
+    return system
+
+
+def _warn_slips(system: System, source: Path) -> None:
+    """Warnings (not errors: such a system can be meant) for the likely unit slips of a
+    description: buoyancy far from the weight (a volume in litres), a water density that is no
+    water's, a vehicle with no volume at all."""
+    env, m = system.environment, system.model
+    if not 500.0 <= env.density <= 1100.0:
+        logger.warning(f"{source}: water_density {env.density:g} kg/m^3 is no water's (1000 fresh, 1025 sea)")
+    for v in system.vehicles:
+        idx = [m.body_index(b) for b in v.bodies]
+        mass, volume = float(m.mass[idx].sum()), float(m.volume[idx].sum())
+        if mass > 0 and volume == 0.0:
+            logger.warning(
+                f"{source}: vehicle {v.name} has no volume: no buoyancy at all (give hydrodynamics.volume)"
+            )
+        elif mass > 0 and not 0.3 <= env.density * volume / mass <= 3.0:
+            logger.warning(
+                f"{source}: vehicle {v.name}: buoyancy is {env.density * volume / mass:.3g} times its weight "
+                f"(volume {volume:g} m^3 for {mass:g} kg: a volume in litres?)"
+            )
 
 
 def _place_constrained(
@@ -510,7 +534,7 @@ def _vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
     if "initial_pose" in cur:
         pose = cur["initial_pose"].mapping(optional=("position", "rpy"))
         position = pose["position"].vector(3) if "position" in pose else position
-        rpy = pose["rpy"].vector(3) if "rpy" in pose else rpy
+        rpy = _angles(pose["rpy"]) if "rpy" in pose else rpy
     init: dict[str, tuple[float, Cursor]] = {}
     init_cur = pick("initial_positions")
     if init_cur is not None:
@@ -663,6 +687,16 @@ def _inertia(cur: Cursor) -> Array:
     return inertia
 
 
+def _angles(cur: Cursor) -> Array:
+    """Roll, pitch, yaw in radians; a value beyond 2 pi is warned about (degrees?)."""
+    rpy = cur.vector(3)
+    if np.any(np.abs(rpy) > 2 * np.pi):
+        logger.warning(
+            f"{cur.where()}: rpy {rpy.tolist()} has angles beyond 2 pi: radians are expected (degrees?)"
+        )
+    return rpy
+
+
 def _joint_spec(cur: Cursor, prefix: str) -> JointSpec:
     cur.mapping(("name", "type", "parent", "child"), ("origin", "axis", "limits", "description"))
     kind = cur["type"].text()
@@ -672,7 +706,7 @@ def _joint_spec(cur: Cursor, prefix: str) -> JointSpec:
     if "origin" in cur:
         o = cur["origin"].mapping(optional=("xyz", "rpy"))
         xyz = o["xyz"].vector(3) if "xyz" in o else xyz
-        rpy = o["rpy"].vector(3) if "rpy" in o else rpy
+        rpy = _angles(o["rpy"]) if "rpy" in o else rpy
     axis = np.array([1.0, 0.0, 0.0])
     if "axis" in cur:
         axis = cur["axis"].vector(3)
@@ -743,7 +777,7 @@ def _connection(cur: Cursor, links: dict[str, LinkSpec], owner: dict) -> tuple[J
     if "origin" in cur:
         o = cur["origin"].mapping(optional=("xyz", "rpy"))
         xyz = o["xyz"].vector(3) if "xyz" in o else xyz
-        rpy = o["rpy"].vector(3) if "rpy" in o else rpy
+        rpy = _angles(o["rpy"]) if "rpy" in o else rpy
     name = cur["name"].text() if "name" in cur else f"{parent}_to_{child}"
     return JointSpec(name, "fixed", parent, child, xyz, rpy, np.zeros(3), {}, cur), method
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 from transforms3d.euler import euler2mat
 
+from ..log import logger
 from .yaml_source import ConfigError, Cursor
 
 _GZ_ADDED = re.compile(r"^([xyzkmn])Dot([UVWPQR])$")
@@ -173,8 +174,14 @@ class _Reader:
 
     def gazebo(self, gz: ET.Element, links: dict[str, dict]) -> None:
         for plugin in gz.findall("plugin"):
-            if "Hydrodynamics" in (plugin.get("name") or ""):
+            name = plugin.get("name") or plugin.get("filename") or ""
+            if "Hydrodynamics" in name:
                 self.hydro_plugin(plugin, links)
+            elif "Thruster" in name or "Buoyancy" in name:
+                logger.warning(
+                    f"{self.path}: Gazebo plugin {name!r} ignored: give thrusters and volumes in the "
+                    "description or a YAML overlay (docs/config.md)"
+                )
         ref = gz.get("reference")
         block = gz.find("uvms_sim")
         if block is None:

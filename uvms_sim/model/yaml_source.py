@@ -209,6 +209,11 @@ class Cursor:
                 raise self.error(f"missing required key {key!r}")
         return self
 
+    def where(self) -> str:
+        """``file:line: key.path`` of this value (for warnings)."""
+        line = "" if self.line is None else f":{self.line}"
+        return f"{self.file}{line}: {self.path or '<top>'}"
+
     def keys(self) -> tuple:
         """The keys of this mapping (none for an empty entry); an error naming it otherwise."""
         if self.value is None:

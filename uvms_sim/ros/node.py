@@ -48,6 +48,7 @@ one description each vehicle's topics are under ``<vehicle>/``):
 
 from __future__ import annotations
 
+import difflib
 import logging
 import math
 import sys
@@ -313,6 +314,13 @@ class SimulatorNode(Node):
         dynamic = ParameterDescriptor(dynamic_typing=True)  # typed by check_parameter instead
         for name, default in PARAMETERS.items():
             self.declare_parameter(name, default, dynamic)
+        # a misspelt name in a params file or on the command line would otherwise be ignored
+        # silently (rclpy keeps undeclared overrides aside, in a private attribute)
+        for name in getattr(self, "_parameter_overrides", {}):
+            if name not in PARAMETERS and name != "use_sim_time" and not name.startswith("qos_overrides"):
+                hint = difflib.get_close_matches(name, list(PARAMETERS), n=1)
+                also = f" (did you mean {hint[0]!r}?)" if hint else ""
+                self.get_logger().warning(f"unknown parameter {name!r} ignored{also}")
         values = {name: check_parameter(name, self.get_parameter(name).value) for name in PARAMETERS}
         values["use_sim_time"] = self.get_parameter("use_sim_time").value
         get = values.__getitem__
