@@ -10,7 +10,7 @@ from scipy.optimize import brentq
 from scipy.special import ellipk
 from transforms3d.euler import quat2euler
 
-from uvms_sim.dynamics import momentum_world, normalize
+from uvms_sim.dynamics import kinetic_energy, momentum_world, normalize
 from uvms_sim.dynamics.constraints import udwadia_kalaba
 from uvms_sim.hydro import Environment, Hydrodynamics
 from uvms_sim.hydro.environment import STANDARD_GRAVITY
@@ -383,3 +383,58 @@ def test_seed001_pair_driven_open_loop_by_pwm(tmp_path):
     assert abs(straight[1] - start[1]) < 1e-6 and abs(quat2euler(straight[3:7], axes="sxyz")[2]) < 1e-6
     assert abs(straight[2] - start[2]) < 0.05  # depth held
     assert quat2euler(turn[3:7], axes="sxyz")[2] > 0.3  # starboard (clockwise from above, NED)
+
+
+def test_joint_limits_are_exact_inelastic_and_keep_momentum(tmp_path):
+    """A free body with an arm whose joint is limited to +-0.5 rad, in empty space (no
+    gravity, no fluid): a constant 2 N m (internal: momentum is constant) drives the joint
+    into its limit at 5.7 rad/s. The joint never passes it (every step ends on or inside it),
+    kinetic energy drops at the impact (inelastic) and the joint rests on the limit. Momentum:
+    the impact is an internal impulse at the moment of contact (found to 1e-10 rad), so the
+    impact step changes it by 6e-6 (asserted < 1e-4); resting on the limit, each step's
+    position projection of the ½ α dt² the torque pushes past it changes it by 1.5e-5
+    (asserted < 3e-5, 5 ms steps)."""
+    system = load_text(
+        tmp_path,
+        """environment: {gravity: 0.0, surface: null}
+vehicles:
+  - name: rov
+    links:
+      - {name: base, mass: 10.0, inertia: [0.2, 0.3, 0.4]}
+      - {name: arm, mass: 1.0, center_of_mass: [0.3, 0, 0], inertia: [0.001, 0.01, 0.01]}
+    joints:
+      - {name: shoulder, type: revolute, parent: base, child: arm, origin: {xyz: [0.2, 0, 0]},
+         axis: [0, 0, 1], limits: {lower: -0.5, upper: 0.5, effort: 5.0}}
+""",
+    )
+    sim = Simulator.from_system(system)
+    sim.set_generalized_forces(np.r_[np.zeros(6), 2.0])
+    data = system.model.create_data()
+    qs, h, energy = [], [], []
+    for _ in range(600):
+        h0 = momentum_world(system.model, data, sim.state.q, sim.state.v)
+        sim.step(0.005)
+        qs.append(sim.state.q[7])
+        h.append(momentum_world(system.model, data, sim.state.q, sim.state.v) - h0)
+        energy.append(kinetic_energy(system.model, data, sim.state.q, sim.state.v))
+    assert max(qs) <= 0.5 and sim.limit_impacts >= 1
+    assert qs[-1] == pytest.approx(0.5, abs=1e-12)
+    k = int(np.argmax(np.array(qs) >= 0.5))
+    dh = np.abs(np.array(h)).max(axis=1)
+    assert dh[:k].max() < 1e-8  # before the impact: RK4 keeps the momentum of a free system
+    assert dh[k] < 1e-4 and dh[k + 1 :].max() < 3e-5
+    assert energy[k] < energy[k - 1]
+
+
+def test_motors_give_no_effort_beyond_their_velocity_limit():
+    from uvms_sim.actuators.joints import JointMotors
+    from uvms_sim.model.library import bluerov2_with_arm
+
+    model = bluerov2_with_arm()
+    motors = JointMotors(model)
+    motors.velocity_limit[:] = 1.0
+    motors.command("effort", dict.fromkeys(motors.names, 3.0))
+    v = np.zeros(model.nv)
+    v[motors.iv] = [0.5, 1.5, -1.5, 1.0]
+    effort = motors.update(model.neutral(), v, 0.01)
+    np.testing.assert_array_equal(effort, [3.0, 0.0, 3.0, 0.0])

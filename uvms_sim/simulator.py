@@ -26,6 +26,7 @@ from .actuators.joints import JointMotors
 from .actuators.thruster import thruster_model
 from .dynamics.constraints import RigidConstraint, constrained_aba, pose_error, project_velocity
 from .dynamics.contact import Contacts
+from .dynamics.crba import crba
 from .dynamics.fast import METHODS, FastDynamics
 from .dynamics.integrate import INTEGRATORS
 from .dynamics.kinematics import check_finite, placements
@@ -67,6 +68,13 @@ class Simulator:
         self.tau = np.zeros(self.model.nv)
         self.f_ext = np.zeros((self.model.nbodies, 6))
         self._fast: FastDynamics | None = None
+        m = self.model
+        self._limits = [  # (q index, v index, lower, upper) of every 1-DOF joint with a position limit
+            (m.idx_q[i], m.idx_v[i], j.lower, j.upper)
+            for i, j in enumerate(m.joints)
+            if j.nv == 1 and j.nq == 1 and (np.isfinite(j.lower) or np.isfinite(j.upper))
+        ]
+        self.limit_impacts = 0  # joints stopped by their limits so far (an impact, or resting on it)
 
     @classmethod
     def from_system(cls, system: System, method: str = "rk4") -> Simulator:
@@ -172,14 +180,76 @@ class Simulator:
             self.tau = self.joint_motors.apply(self.tau, s.q, s.v, dt)
         if self.thrusters is not None:
             self.thrusters.advance(dt)
+        self.state = self._integrate(s, dt)
+        if self._limits:
+            self._limit_crossing(s, dt)
+        return self.state
+
+    def _integrate(self, s: State, dt: float) -> State:
+        """One integrator step of the dynamics from ``s`` with the inputs as they are."""
         fast = self.fast_dynamics()
         if fast is not None:
             q, v = fast.step(s.q, s.v, dt, self.method, self.tau, self.f_ext, None, s.t)
             self._copy_outputs(fast)
         else:
             q, v = INTEGRATORS[self.method](self.model, s.q, s.v, dt, self._accel, s.t)
-        self.state = State(q, v, s.t + dt)
-        return self.state
+        return State(q, v, s.t + dt)
+
+    def _limit_crossing(self, s: State, dt: float) -> None:
+        """A step that took a joint past its limit is taken again in two parts: up to the
+        moment the joint reaches the limit (found by regula falsi on the step fraction, to
+        1e-10 rad), the impact there (``_enforce_limits``), then the rest of the step."""
+        q = self.state.q
+        first = None  # (fraction, q index, bound) of the earliest crossing, linearly interpolated
+        for iq, _, lo, hi in self._limits:
+            for bound in (lo, hi):
+                if np.isfinite(bound) and (q[iq] - bound) * (s.q[iq] - bound) < 0.0:
+                    f = (bound - s.q[iq]) / (q[iq] - s.q[iq])
+                    if first is None or f < first[0]:
+                        first = (f, iq, bound)
+        if first is None:
+            self._enforce_limits()
+            return
+        frac, iq, bound = first
+        lo_f, lo_q, hi_f, hi_q = 0.0, s.q[iq], 1.0, q[iq]
+        for _ in range(8):
+            part = self._integrate(s, frac * dt)
+            err = part.q[iq] - bound
+            if abs(err) < 1e-10:
+                break
+            if err * (hi_q - bound) > 0.0:
+                hi_f, hi_q = frac, part.q[iq]
+            else:
+                lo_f, lo_q = frac, part.q[iq]
+            frac = lo_f + (bound - lo_q) * (hi_f - lo_f) / (hi_q - lo_q)
+        part.q[iq] = bound
+        self.state = part
+        self._enforce_limits(touching=iq)
+        self.state = self._integrate(self.state, (1.0 - frac) * dt)
+        self._enforce_limits()
+
+    def _enforce_limits(self, touching: int | None = None) -> None:
+        """Exact joint position limits, as an inelastic impact: a joint past its limit is put
+        back on it, and if it was still moving outwards, the impulse on that joint alone (an
+        internal torque between its two links, so the system's momentum is kept) that stops it:
+        ``Δv = -M⁻¹ S (Sᵀ M⁻¹ S)⁻¹ Sᵀ v`` over the joints that hit, ``M`` the joint-space
+        inertia (``crba``, hydrodynamic). Kinetic energy only ever decreases."""
+        q, v = self.state.q, self.state.v
+        hit = []
+        for iq, iv, lo, hi in self._limits:
+            if q[iq] > hi or (iq == touching and q[iq] == hi):
+                q[iq] = hi
+                if v[iv] > 0.0:
+                    hit.append(iv)
+            elif q[iq] < lo or (iq == touching and q[iq] == lo):
+                q[iq] = lo
+                if v[iv] < 0.0:
+                    hit.append(iv)
+        if hit:
+            self.limit_impacts += len(hit)
+            Minv = np.linalg.inv(crba(self.model, self.model.create_data(), q))
+            impulse = np.linalg.solve(Minv[np.ix_(hit, hit)], v[hit])
+            v -= Minv[:, hit] @ impulse
 
     def advance(self, dt: float, steps: int) -> State:
         """``steps`` calls of ``step(dt)`` with the inputs held. Without joint motors, thruster
@@ -191,6 +261,7 @@ class Simulator:
         if (
             fast is None
             or self.joint_motors is not None
+            or self._limits
             or lag
             or self.env.current_profile is not None
             or steps < 2

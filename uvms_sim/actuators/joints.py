@@ -65,6 +65,7 @@ class JointMotors:
         self.iv = np.array([model.idx_v[i] for i in self.index], dtype=int)
         self.iq = np.array([model.idx_q[i] for i in self.index], dtype=int)
         self.limit = np.array([model.joints[i].effort_limit for i in self.index])
+        self.velocity_limit = np.array([model.joints[i].velocity_limit for i in self.index])
         gains = gains or {}
         unknown = set(gains) - set(self.names)
         if unknown:
@@ -123,6 +124,9 @@ class JointMotors:
                 if abs(raw) < self.limit[k]:
                     self.integral[k] += g.ki * err * dt
             out[k] = np.clip(raw, -self.limit[k], self.limit[k])
+        # at its velocity limit a motor gives no more effort in the direction it turns
+        faster = (np.abs(vel) >= self.velocity_limit) & (out * vel > 0.0)
+        out[faster] = 0.0
         self.effort = out
         return out
 
