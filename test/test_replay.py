@@ -478,3 +478,70 @@ def test_live_mode_sends_rc_override_bags_to_the_mavros_interface(tmp_path):
         assert spin_until(executor, lambda: shim.autopilot.rc[4] == 1800.0, timeout=10)
         player.join(timeout=10)
         assert result["rc"] == 0
+
+
+def _hostile_bag(path, odometry_rows, commands, extra=None, stamps=None):
+    """A bag with odometry rows and RCOut commands (lists of PWM) at 10 Hz from START, plus
+    ``extra`` {topic: (type, [(stamp, raw CDR bytes or message)])}."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    store = typestore()
+    with Writer(Path(path), version=9, storage_plugin=StoragePlugin.SQLITE3) as w:
+        odo = w.add_connection("/odom", "nav_msgs/msg/Odometry", typestore=store)
+        cmd = w.add_connection("/mavros/rc/out", "mavros_msgs/msg/RCOut", typestore=store)
+        for k, row in enumerate(odometry_rows):
+            stamp = (stamps or {}).get(k, START + k * 100_000_000)
+            w.write(
+                odo, stamp, store.serialize_cdr(odometry_message(store, stamp, row), "nav_msgs/msg/Odometry")
+            )
+        for k, pwm in enumerate(commands):
+            stamp = START + k * 100_000_000
+            w.write(
+                cmd, stamp, store.serialize_cdr(rcout_message(store, stamp, pwm), "mavros_msgs/msg/RCOut")
+            )
+        for topic, (kind, items) in (extra or {}).items():
+            conn = w.add_connection(topic, kind, typestore=store)
+            for stamp, data in items:
+                w.write(conn, stamp, data if isinstance(data, bytes) else store.serialize_cdr(data, kind))
+
+
+def test_hostile_bags_and_options_give_one_line_errors_or_sane_replays(tmp_path, capsys):
+    """Corrupt payloads, NaN and zero quaternions, velocities of 1e308, servo logs that grow from
+    8 to 16 channels, a message stamped at the epoch, a two-hour gap, and bad command-line
+    options: the replay either runs (dropping what it cannot use, with a count) or stops with
+    one line and status 2; never a traceback, never a huge allocation."""
+    from uvms_sim.cli import main as cli_main
+
+    good = odometry_row(np.r_[0, 0, 2.0, 1, 0, 0, 0], np.zeros(6))
+    rows = [good] * 30
+    rows[3] = [*good[:3], 0.0, 0.0, 0.0, 0.0, *good[7:]]  # zero quaternion
+    rows[4] = [*good[:3], float("nan"), *good[4:]]
+    rows[5] = [*good[:7], 1e308, *good[8:]]
+    cmds = [[1500] * 8] * 10 + [[1600] * 16] * 10
+    bag = tmp_path / "hostile"
+    garbage = {"/joint_commands": ("sensor_msgs/msg/JointState", [(START + 5, b"\x00\x01\x02garbage")])}
+    _hostile_bag(bag, rows, cmds, garbage, stamps={7: 5})  # row 7 stamped 5 ns after the epoch
+    contents = read_bag(bag, joint_topic="joint_commands")
+    assert len(contents.odometry.t) == 30 - 4 and contents.commands.arrays()[1].shape == (20, 16)
+    assert cli_main(["replay", str(bag), "--config", "bluerov2_heavy", "--dt", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert "replayed 2.9 s" in out
+    gap = tmp_path / "gap"
+    _hostile_bag(gap, [good] * 3, [[1500] * 8] * 2, stamps={2: START + 7200 * 10**9})
+    t, predicted = replay(load("config/bluerov2_heavy.yaml"), read_bag(gap), dt=0.01)
+    assert t[-1] == pytest.approx(7200.0) and np.all(np.isfinite(predicted))
+    assert "7200 s without samples" in capsys.readouterr().err  # said, and jumped over
+    for args, why in (
+        (["--command-topic", "/nope"], "no topic /nope"),
+        (["--command-topic", "/odom"], "expected one of"),
+        (["--out", str(tmp_path)], "exists"),
+        (["--plot", str(tmp_path / "no" / "such" / "plot.png")], "no directory"),
+    ):
+        assert cli_main(["replay", str(bag), "--config", "bluerov2_heavy", *args]) == 2, args
+        err = capsys.readouterr().err.strip()
+        assert why in err and "\n" not in err, err
+    for args in (["--dt", "0"], ["--dt", "nan"], ["--dt", "-1"], ["--axes", "x,y"]):
+        with pytest.raises(SystemExit) as exc:
+            cli_main(["replay", str(bag), "--config", "bluerov2_heavy", *args])
+        assert exc.value.code == 2
+        assert capsys.readouterr().err.strip().splitlines()[-1].startswith("uvms-sim replay: error:")

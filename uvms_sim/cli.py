@@ -81,6 +81,26 @@ def _positive(text: str) -> float:
     return value
 
 
+def _step(text: str) -> float:
+    """argparse type of an integration step: a number in (0, 1] s."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a step in (0, 1] s")
+    return value
+
+
+def _axes(text: str) -> str:
+    """argparse type of a list of body axes: some of u,v,w,p,q,r, comma separated."""
+    axes = text.split(",")
+    bad = [a for a in axes if a not in AXIS_INDEX]
+    if bad or not text:
+        raise argparse.ArgumentTypeError(f"{bad or text!r}: expected some of u,v,w,p,q,r, comma separated")
+    return text
+
+
 def _port(text: str) -> int:
     """argparse type of a UDP port: an integer in 0-65535."""
     try:
@@ -98,9 +118,16 @@ AXIS_INDEX = {a: k for k, a in enumerate("uvwpqr")}
 def run_replay(args) -> int:
     """``uvms-sim replay``: see ``uvms_sim.replay``."""
     import time
+    from pathlib import Path
 
     from .replay.bag import BagError, read_bag
 
+    if args.out and Path(args.out).exists():  # checked before any work is done
+        print(f"error: --out {args.out} exists: a bag is written into a new directory", file=sys.stderr)
+        return 2
+    if args.plot and not Path(args.plot).resolve().parent.is_dir():
+        print(f"error: --plot {args.plot}: no directory {Path(args.plot).resolve().parent}", file=sys.stderr)
+        return 2
     try:
         bag = read_bag(args.bag, args.command_topic, args.odometry_topic)
     except BagError as exc:
@@ -207,12 +234,12 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--plot", help="write a PNG of predicted against recorded motion")
     rep.add_argument("--command-topic")
     rep.add_argument("--odometry-topic")
-    rep.add_argument("--dt", type=float, default=0.005)
+    rep.add_argument("--dt", type=_step, default=0.005, help="integration step, s (default 0.005)")
     rep.add_argument("--identify", help="fit the damping and write a YAML overlay (hull hydrodynamics) here")
     rep.add_argument("--identified-config", help="fit and write the whole description with the fitted values")
     rep.add_argument("--identify-thrust", action="store_true", help="also fit forward/reverse thrust scales")
     rep.add_argument(
-        "--axes", default="u,v,w,r", help="damping axes to fit, of u,v,w,p,q,r (default u,v,w,r)"
+        "--axes", type=_axes, default="u,v,w,r", help="damping axes to fit, of u,v,w,p,q,r (default u,v,w,r)"
     )
     rep.add_argument(
         "--live",

@@ -11,6 +11,7 @@ reported.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,12 +20,18 @@ from rosbags.highlevel import AnyReader
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
+from ..log import logger
+
 INTERFACES = Path(__file__).resolve().parents[2] / "interfaces"
 COMMAND_TYPES = ("mavros_msgs/msg/RCOut", "std_msgs/msg/UInt16MultiArray")
 OVERRIDE_TYPE = "mavros_msgs/msg/OverrideRCIn"
 STATE_TYPE = "mavros_msgs/msg/State"
 ODOMETRY_TYPE = "nav_msgs/msg/Odometry"
 POSE_TYPE = "geometry_msgs/msg/PoseStamped"
+
+
+MAX_SPAN_NS = 86_400 * 10**9  # a message stamped more than a day from the bag's median is dropped
+MAX_MOTION = 1.0e6  # m, m/s, rad/s: odometry beyond this is a corrupt message
 
 
 class BagError(ValueError):
@@ -49,6 +56,15 @@ class Series:
     values: list = field(default_factory=list)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(t, values)``; rows of different lengths (a servo log that grew from 8 to 16
+        channels) are padded with 0, an output that is not set up."""
+        lengths = {len(v) for v in self.values if hasattr(v, "__len__")}
+        if len(lengths) > 1:
+            width = max(lengths)
+            rows = np.zeros((len(self.values), width))
+            for k, v in enumerate(self.values):
+                rows[k, : len(v)] = v
+            return np.asarray(self.t), rows
         return np.asarray(self.t), np.asarray(self.values, dtype=float)
 
 
@@ -112,7 +128,16 @@ def read_bag(
                 )
             source = "rc_override"
             state_topic = next((c.topic for c in conns if c.msgtype == STATE_TYPE), None)
-        elif next(c.msgtype for c in conns if c.topic == command_topic) == OVERRIDE_TYPE:
+        else:
+            kind = next((c.msgtype for c in conns if c.topic == command_topic), None)
+            if kind is None:
+                raise BagError(
+                    f"{path}: no topic {command_topic} (topics: {sorted({c.topic for c in conns})})"
+                )
+            if kind not in (*COMMAND_TYPES, OVERRIDE_TYPE):
+                expected = [*COMMAND_TYPES, OVERRIDE_TYPE]
+                raise BagError(f"{path}: topic {command_topic} is {kind}, expected one of {expected}")
+        if source == "pwm" and next(c.msgtype for c in conns if c.topic == command_topic) == OVERRIDE_TYPE:
             source = "rc_override"
             state_topic = next((c.topic for c in conns if c.msgtype == STATE_TYPE), None)
         if joint_topic is not None:
@@ -126,6 +151,7 @@ def read_bag(
             )
         joints = Series()
         commands, odometry, states = Series(), Series(), Series()
+        rejected: Counter = Counter()
         ignored: dict[str, int] = {}
         out_of_order = 0
         start = reader.start_time
@@ -134,17 +160,32 @@ def read_bag(
             messages = list(reader.messages())
         except Exception as exc:
             raise BagError(f"{path}: cannot read the messages: {exc}") from None
+        used = (command_topic, odometry_topic, joint_topic, state_topic)
+        stamps = np.array([stamp for conn, stamp, _ in messages if conn.topic in used], dtype=np.int64)
+        median = 0
+        if len(stamps):  # time runs from the first plausible stamp: one message stamped near the
+            median = int(np.median(stamps))  # epoch (an unset clock) must not stretch the bag by decades
+            start = int(stamps[np.abs(stamps - median) <= MAX_SPAN_NS].min())
         for conn, stamp, raw in messages:
             t = (stamp - start) * 1e-9
-            if conn.topic not in (command_topic, odometry_topic, joint_topic, state_topic):
+            if conn.topic not in used:
                 ignored[conn.topic] = ignored.get(conn.topic, 0) + 1
+                continue
+            if abs(stamp - median) > MAX_SPAN_NS:
+                rejected["stamped more than a day away from the rest"] += 1
                 continue
             if t < last_t.get(conn.topic, -np.inf):
                 out_of_order += 1
             last_t[conn.topic] = t
-            msg = reader.deserialize(raw, conn.msgtype)
+            try:
+                msg = reader.deserialize(raw, conn.msgtype)
+            except Exception:  # rosbags raises several kinds on a corrupt payload
+                rejected["undecodable"] += 1
+                continue
             if conn.topic == joint_topic:
-                if len(msg.effort) == len(msg.name):
+                if len(msg.effort) == len(msg.name) and np.all(
+                    np.isfinite(np.asarray(msg.effort, dtype=float))
+                ):
                     joints.t.append(t)
                     joints.values.append(dict(zip(msg.name, (float(e) for e in msg.effort), strict=True)))
                 else:
@@ -158,20 +199,26 @@ def read_bag(
                 values = msg.data if conn.msgtype == "std_msgs/msg/UInt16MultiArray" else msg.channels
                 commands.t.append(t)
                 commands.values.append(np.asarray(values, dtype=float))
-            elif conn.msgtype == POSE_TYPE:
+                continue
+            if conn.msgtype == POSE_TYPE:
                 p, o = msg.pose.position, msg.pose.orientation
-                odometry.t.append(t)
-                odometry.values.append([p.x, p.y, p.z, o.w, o.x, o.y, o.z] + [0.0] * 6)
+                row = [p.x, p.y, p.z, o.w, o.x, o.y, o.z] + [0.0] * 6
             else:
                 p, o = msg.pose.pose.position, msg.pose.pose.orientation
                 tw = msg.twist.twist
-                odometry.t.append(t)
-                odometry.values.append(
-                    [p.x, p.y, p.z, o.w, o.x, o.y, o.z, tw.linear.x, tw.linear.y, tw.linear.z,
-                     tw.angular.x, tw.angular.y, tw.angular.z]
-                )  # fmt: skip
+                row = [p.x, p.y, p.z, o.w, o.x, o.y, o.z, tw.linear.x, tw.linear.y, tw.linear.z,
+                       tw.angular.x, tw.angular.y, tw.angular.z]  # fmt: skip
+            arr = np.asarray(row, dtype=float)
+            if not (np.all(np.abs(arr) <= MAX_MOTION) and np.linalg.norm(arr[3:7]) > 0.5):
+                rejected["motion with NaN, a value beyond 1e6 or no unit quaternion"] += 1
+                continue
+            arr[3:7] /= np.linalg.norm(arr[3:7])
+            odometry.t.append(t)
+            odometry.values.append(list(arr))
     finally:
         reader.close()
+    for why, n in rejected.items():
+        logger.warning(f"{path}: {n} message(s) dropped: {why}")
     if not commands.t:
         raise BagError(f"{path}: topic {command_topic} has no messages")
     order = np.argsort(commands.t, kind="stable")

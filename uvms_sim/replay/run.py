@@ -23,9 +23,12 @@ from ..frames import (
     quat_enu_flu_to_ned_frd,
     quat_ned_frd_to_enu_flu,
 )
+from ..log import logger
 from ..model.system import System
 from ..simulator import Simulator
 from .bag import BagContents, odometry_message, typestore, write_bag
+
+MAX_GAP = 60.0  # s without a sample: the replay jumps over it instead of simulating it
 
 
 def odometry_row(q: np.ndarray, v: np.ndarray) -> list[float]:
@@ -55,7 +58,8 @@ def replay(
     t_cmd, pwm = bag.commands.arrays()
     t_odo, odo = bag.odometry.arrays()
     if sample_times is None:
-        sample_times = t_odo if len(t_odo) else np.arange(0.0, t_cmd[-1] + 1e-9, 0.1)
+        last = max([*t_cmd[-1:], *bag.overrides.t[-1:], 0.0])
+        sample_times = t_odo if len(t_odo) else np.arange(0.0, last + 1e-9, 0.1)
     if initial_odometry and len(t_odo):
         sim.reset(*state_from_odometry(system, odo[0]))
         t0 = t_odo[0]
@@ -77,6 +81,19 @@ def replay(
         if progress and (pct := 100 * n_sample // max(1, len(sample_times))) != shown:
             shown = pct
             print(f"\rreplaying {pct:3d} %", end="", file=sys.stderr, flush=True)
+        if t_sample - sim.state.t > MAX_GAP:  # a recording gap: do not simulate hours of nothing
+            logger.warning(
+                f"replay: {t_sample - sim.state.t:.0f} s without samples at t = {sim.state.t:.1f} s: "
+                + ("restarting from the measured state" if len(t_odo) else "the state is held")
+            )
+            if len(t_odo):
+                sim.reset(
+                    *state_from_odometry(system, odo[min(np.searchsorted(t_odo, t_sample), len(t_odo) - 1)])
+                )
+            sim.state.t = t_sample
+            while k_cmd < len(t_cmd) and t_cmd[k_cmd] <= sim.state.t + 1e-12:
+                k_cmd += 1
+            k_cmd = max(0, k_cmd - 1)
         while sim.state.t < t_sample - 1e-12:
             while k_cmd < len(t_cmd) and t_cmd[k_cmd] <= sim.state.t + 1e-12:
                 bank.set_motor_pwm(pwm[k_cmd])
