@@ -438,3 +438,21 @@ def test_motors_give_no_effort_beyond_their_velocity_limit():
     v[motors.iv] = [0.5, 1.5, -1.5, 1.0]
     effort = motors.update(model.neutral(), v, 0.01)
     np.testing.assert_array_equal(effort, [3.0, 0.0, 3.0, 0.0])
+
+
+def test_a_seabed_too_stiff_for_the_step_is_said(tmp_path, caplog):
+    """A 1e8 N/m seabed under a 10 kg lander at 2 ms steps (ω dt = 6: an explicit step that
+    long makes the contact gain energy) is warned about once; 2e4 N/m is not."""
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="uvms_sim"):
+        sim = Simulator.from_system(foot_system(tmp_path))
+        for _ in range(3):
+            sim.step(0.002)
+        assert not caplog.records
+        text = (tmp_path / "system.yaml").read_text().replace("20000.0", "1.0e8")
+        stiff = Simulator.from_system(load_text(tmp_path, text, "stiff.yaml"))
+        for _ in range(3):
+            stiff.step(0.002)
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and "too long for it" in said[0]

@@ -136,3 +136,22 @@ def test_cli_bad_rate_and_addresses_are_one_line_errors(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["hil", "--rate", "0"])
     assert exc.value.code == 2 and "not a rate" in capsys.readouterr().err
+
+
+def test_a_stray_udp_sender_is_not_fed_the_sensor_stream(pair):
+    """Once the autopilot has sent its actuators, a stranger who sent one datagram gets no
+    HIL_SENSOR messages (the bridge answers the autopilot's address only)."""
+    bridge, board, port = pair
+    board.mav.hil_actuator_controls_send(0, [0.0] * 16, 0, 0)
+    bridge.step(0.004)
+    stray = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    stray.bind(("127.0.0.1", 0))
+    stray.settimeout(0.2)
+    stray.sendto(b"\x01", ("127.0.0.1", port))
+    for _ in range(50):
+        board.mav.hil_actuator_controls_send(0, [0.0] * 16, 0, 0)
+        bridge.step(0.004)
+    with pytest.raises(TimeoutError):
+        stray.recv(4096)
+    stray.close()
+    assert [m for m in sensors(board) if m.get_type() == "HIL_SENSOR"]

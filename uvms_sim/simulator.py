@@ -31,6 +31,7 @@ from .dynamics.fast import METHODS, FastDynamics
 from .dynamics.integrate import INTEGRATORS
 from .dynamics.kinematics import check_finite, placements
 from .hydro.environment import Environment
+from .log import logger
 from .model.model import Model
 from .model.system import System
 from .spatial import Array
@@ -75,6 +76,7 @@ class Simulator:
             if j.nv == 1 and j.nq == 1 and (np.isfinite(j.lower) or np.isfinite(j.upper))
         ]
         self.limit_impacts = 0  # joints stopped by their limits so far (an impact, or resting on it)
+        self._contact_dt = 0.0  # the step the contact stiffnesses were last checked for
 
     @classmethod
     def from_system(cls, system: System, method: str = "rk4") -> Simulator:
@@ -176,6 +178,8 @@ class Simulator:
         if not dt > 0.0:
             raise ValueError(f"dt must be > 0, got {dt}")
         s = self.state
+        if self.contacts is not None and dt != self._contact_dt:
+            self._check_contact_step(dt)
         if self.joint_motors is not None:
             self.tau = self.joint_motors.apply(self.tau, s.q, s.v, dt)
         if self.thrusters is not None:
@@ -184,6 +188,23 @@ class Simulator:
         if self._limits:
             self._limit_crossing(s, dt)
         return self.state
+
+    def _check_contact_step(self, dt: float) -> None:
+        """Say (once per step size) when a seabed is too stiff for the step: a contact spring of
+        stiffness k on a body of mass m (added mass included) oscillates at ω = sqrt(k/m), and
+        an explicit step longer than about 1/ω bounces the body off it faster than it came."""
+        self._contact_dt = dt
+        for sb, points in self.contacts.seabeds:
+            for name, body, _ in points:
+                mass = self.model.mass[body] + self.model.M_A[body][2, 2]
+                omega = np.sqrt(sb.stiffness / max(mass, 1e-9))
+                if omega * dt > 1.0:
+                    logger.warning(
+                        f"seabed stiffness {sb.stiffness:g} N/m at {name} ({mass:.3g} kg): steps of {dt:g} s "
+                        f"are too long for it (at most {1.0 / omega:.2g} s, or a softer seabed); contacts "
+                        "may gain energy"
+                    )
+                    return
 
     def _integrate(self, s: State, dt: float) -> State:
         """One integrator step of the dynamics from ``s`` with the inputs as they are."""
@@ -256,6 +277,8 @@ class Simulator:
         spin-up lag or a time-varying current they run in one compiled call (the same
         arithmetic, so the same result); a non-finite state stops there with
         ``NonFiniteStateError`` after the steps that were finite."""
+        if self.contacts is not None and dt != self._contact_dt:
+            self._check_contact_step(dt)
         fast = self.fast_dynamics()
         lag = self.thrusters is not None and self.thrusters.has_lag
         if (

@@ -8,7 +8,8 @@ The bridge speaks MAVLink 2 with pymavlink over UDP or a serial port:
   non-finite control is counted and dropped. Only the autopilot heard first (its MAVLink
   system id) drives the thrusters: actuator messages from other systems are counted in
   ``ignored`` and dropped, with one warning per system. Both messages carry 16 outputs: a
-  thruster numbered above 16 cannot be driven over HIL, which the constructor says once;
+  thruster numbered above 16 cannot be driven over HIL, which the constructor says once; over
+  UDP the sensors go to the autopilot's address only, once it has been heard;
 - out, every step: ``HIL_SENSOR`` (specific force and rates in body FRD, a constant earth
   field rotated into the body, absolute pressure in hPa from the depth, temperature), and at
   ``state_rate``: ``HIL_STATE_QUATERNION`` (attitude, rates, NED velocity in cm/s, position
@@ -65,6 +66,7 @@ class MavlinkHil:
         self.dropped = 0
         self.ignored: dict[int, int] = {}
         self.autopilot: int | None = None  # the MAVLink system id whose outputs are applied
+        self.autopilot_address = None  # its UDP address, the only one the sensors go to
         self.throttle = Throttle()
         if len(self.motors) < len(numbered):
             self.throttle.log.warning(
@@ -85,6 +87,9 @@ class MavlinkHil:
                 self.throttle.warn("mavlink", f"MAVLink input dropped: {exc}")
                 continue
             if msg is None:
+                clients = getattr(self.link, "clients", None)
+                if clients is not None and self.autopilot_address is not None:
+                    clients.intersection_update({self.autopilot_address})
                 return
             kind = msg.get_type()
             if kind in self.received and not self._from_autopilot(msg):
@@ -122,6 +127,11 @@ class MavlinkHil:
         if self.autopilot is None:
             self.autopilot = sysid
         if sysid == self.autopilot:
+            # over UDP, answer that address only: any other sender would otherwise become a
+            # client of pymavlink's udpin socket, fed the sensor stream at the step rate
+            alive = getattr(self.link, "clients_last_alive", None)  # updated by each datagram read
+            if alive:
+                self.autopilot_address = max(alive, key=alive.get)
             return True
         first = sysid not in self.ignored
         self.ignored[sysid] = self.ignored.get(sysid, 0) + 1

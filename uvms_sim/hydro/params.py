@@ -43,11 +43,11 @@ class Hydrodynamics:
         MA = np.array(self.added_mass, dtype=float).reshape(6, 6)
         if not np.allclose(MA, MA.T, rtol=0, atol=1e-12 * max(1.0, np.abs(MA).max())):
             raise ValueError("added_mass must be symmetric")
-        if np.any(np.linalg.eigvalsh(MA) < -1e-12):
+        if np.any(np.linalg.eigvalsh(MA) < -1e-12 * max(1.0, np.abs(MA).max())):  # relative: rounding
             raise ValueError("added_mass must be positive semi-definite")
         Dl = np.array(self.linear_damping, dtype=float).reshape(6, 6)
         dq = np.array(self.quadratic_damping, dtype=float).reshape(6)
-        if np.any(np.linalg.eigvalsh(0.5 * (Dl + Dl.T)) < -1e-12):
+        if np.any(np.linalg.eigvalsh(0.5 * (Dl + Dl.T)) < -1e-12 * max(1.0, np.abs(Dl).max())):
             raise ValueError("linear_damping must be dissipative (symmetric part >= 0)")
         if np.any(dq < 0):
             raise ValueError("quadratic_damping must be >= 0")

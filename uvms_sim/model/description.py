@@ -841,16 +841,19 @@ def _hydrodynamics(cur: Cursor) -> Hydrodynamics:
         hull = make_hull(columns, volume if volume else None, center if cob is None else cob, spec)
         volume = volume if volume is not None else hull.volume
         cob = cob if cob is not None else hull.centroid
-    return Hydrodynamics(
-        added_mass=MA,
-        linear_damping=Dl,
-        quadratic_damping=dq,
-        volume=volume or 0.0,
-        center_of_buoyancy=np.zeros(3) if cob is None else cob,
-        drag=drag,
-        hull=hull,
-        damping_center=cur["damping_center"].vector(3) if "damping_center" in cur else np.zeros(3),
-    )
+    try:
+        return Hydrodynamics(
+            added_mass=MA,
+            linear_damping=Dl,
+            quadratic_damping=dq,
+            volume=volume or 0.0,
+            center_of_buoyancy=np.zeros(3) if cob is None else cob,
+            drag=drag,
+            hull=hull,
+            damping_center=cur["damping_center"].vector(3) if "damping_center" in cur else np.zeros(3),
+        )
+    except ValueError as exc:  # what only the assembled matrices show (e.g. after reference_point)
+        raise cur.error(str(exc)) from None
 
 
 _HULL_SIZES = {"box": ("size", 3), "ellipsoid": ("semi_axes", 3), "sphere": ("radius", 1)}
