@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP_VERSION := 26.3
 
-.PHONY: setup sysdeps test lint demo bench clean
+.PHONY: setup sysdeps test lint demo bench fuzz clean
 setup: $(VENV)/.package
 
 # cmake and a C++ compiler build the interface packages; install them from Debian if missing.
@@ -57,6 +57,10 @@ bench: setup $(VENV)/.bench
 	$(PY) benchmarks/bench_replay.py
 	$(PY) benchmarks/bench_sitl.py
 	$(PY) benchmarks/bench_validation.py
+
+# the fuzz suite of the tests, twenty times as long (about 10 minutes)
+fuzz: setup
+	FUZZ_SCALE=20 $(PY) -m pytest -q test/test_fuzz.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info

@@ -399,3 +399,16 @@ def test_a_misspelt_parameter_is_named_not_ignored():
     out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "unknown parameter 'descripton' ignored (did you mean 'description'?)" in out.stderr
+
+
+def test_the_core_warnings_reach_the_ros_log(capfd):
+    """The physics core logs (clamped PWM, dropped datagrams) through ``uvms_sim``'s logger; the
+    node forwards them to its ROS logger (rcutils: level, node name, stderr)."""
+    import logging
+
+    with simulator(description="bluerov2_heavy", ardusub_frame="none") as (sim, _user, _executor):
+        sim.sim.thrusters.set_pwm(np.full(8, 2500.0))
+        logging.getLogger("uvms_sim").warning("probe from the core")
+    err = capfd.readouterr().err
+    assert "[WARN]" in err and "[simulator]" in err
+    assert "probe from the core" in err and "clamped" in err

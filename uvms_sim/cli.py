@@ -294,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a path the file system refuses (too long, a directory, no permission)
+        print(f"error: {exc.strerror or exc}: {exc.filename or ''}"[:300], file=sys.stderr)
+        return 2
     return 0
 
 

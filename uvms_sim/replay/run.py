@@ -31,6 +31,16 @@ from .bag import BagContents, odometry_message, typestore, write_bag
 MAX_GAP = 60.0  # s without a sample: the replay jumps over it instead of simulating it
 
 
+def command_grid(t_cmd: np.ndarray, period: float = 0.1) -> np.ndarray:
+    """Sample times for a bag without odometry: every ``period`` from the first command, but
+    not across a gap of more than ``MAX_GAP`` between commands (the replay jumps those)."""
+    t_cmd = np.unique(np.asarray(t_cmd, dtype=float))
+    if not len(t_cmd):
+        return np.zeros(1)
+    ends = np.r_[np.minimum(t_cmd[1:], t_cmd[:-1] + MAX_GAP), t_cmd[-1] + period]
+    return np.unique(np.concatenate([np.arange(a, b, period) for a, b in zip(t_cmd, ends, strict=True)]))
+
+
 def odometry_row(q: np.ndarray, v: np.ndarray) -> list[float]:
     """ENU/FLU odometry row of a free joint's ``q = [p NED; quat]`` and ``v = [u..r]``."""
     pos, quat = position_ned_to_enu(q[:3]), quat_ned_frd_to_enu_flu(q[3:7])
@@ -58,8 +68,7 @@ def replay(
     t_cmd, pwm = bag.commands.arrays()
     t_odo, odo = bag.odometry.arrays()
     if sample_times is None:
-        last = max([*t_cmd[-1:], *bag.overrides.t[-1:], 0.0])
-        sample_times = t_odo if len(t_odo) else np.arange(0.0, last + 1e-9, 0.1)
+        sample_times = t_odo if len(t_odo) else command_grid(np.r_[t_cmd, bag.overrides.t])
     if initial_odometry and len(t_odo):
         sim.reset(*state_from_odometry(system, odo[0]))
         t0 = t_odo[0]
@@ -105,7 +114,17 @@ def replay(
                 efforts = {n: e for n, e in bag.joints.values[k_joint].items() if n in motors.names}
                 motors.command("effort", efforts)
                 k_joint += 1
-            sim.step(h)
+            try:
+                sim.step(h)
+            except FloatingPointError as exc:  # the commands drove the model to infinity
+                k = min(int(np.searchsorted(t_odo, t_sample)), len(t_odo) - 1) if len(t_odo) else None
+                logger.warning(
+                    f"replay: the model's state stopped being finite at t = {sim.state.t:.2f} s ({exc}); "
+                    + ("restarting from the measured state" if k is not None else "back to the start state")
+                )
+                t_now = sim.state.t
+                sim.reset(*(state_from_odometry(system, odo[k]) if k is not None else (system.initial_q,)))
+                sim.state.t = t_now + h
         rows.append(odometry_row(sim.state.q[:7], sim.state.v[:6]))
         if configurations is not None:
             configurations.append(sim.state.q.copy())
