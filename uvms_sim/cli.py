@@ -70,26 +70,23 @@ def run_sitl(description: str, bind: str, port: int, peer_timeout: float = 2.0) 
     return 0
 
 
-def _positive(text: str) -> float:
-    """argparse type of a rate: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (np.isfinite(value) and 0.0 < value <= 100000.0):
-        raise argparse.ArgumentTypeError(f"{text} is not a rate in (0, 100000] Hz")
-    return value
+def _number_in(lo: float, hi: float, what: str, unit: str):
+    """An argparse type: a number in (lo, hi] (NaN and infinities are not)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not lo < value <= hi:
+            raise argparse.ArgumentTypeError(f"{text} is not {what} in ({lo:g}, {hi:g}] {unit}")
+        return value
+
+    return parse
 
 
-def _step(text: str) -> float:
-    """argparse type of an integration step: a number in (0, 1] s."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is not a step in (0, 1] s")
-    return value
+_positive = _number_in(0.0, 100000.0, "a rate", "Hz")
+_step = _number_in(0.0, 1.0, "a step", "s")
 
 
 def _axes(text: str) -> str:
