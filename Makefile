@@ -58,7 +58,7 @@ bench: setup $(VENV)/.bench
 	$(PY) benchmarks/bench_sitl.py
 	$(PY) benchmarks/bench_validation.py
 
-# the fuzz suite of the tests, twenty times as long (about 10 minutes)
+# the fuzz suite of the tests, twenty times as long (about 6 minutes here)
 fuzz: setup
 	FUZZ_SCALE=20 $(PY) -m pytest -q test/test_fuzz.py
 
