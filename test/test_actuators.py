@@ -365,3 +365,14 @@ def test_bad_inputs_warn_throttled(caplog):
     msgs = [r.getMessage() for r in caplog.records]
     assert sum("clamped" in m for m in msgs) == 1 and "thruster1" in msgs[0]
     assert sum("non-finite" in m for m in msgs) == 1
+
+
+def test_set_mode_takes_names_and_custom_mode_numbers_as_mavros_passes_them():
+    """MAVROS upper-cases a mode name and otherwise sends the string as ArduSub's custom mode
+    number: "19" is MANUAL, "2" ALT_HOLD, "0" STABILIZE; a mode ArduSub has but the emulation
+    does not (7, CIRCLE) and an empty string are refused and change nothing."""
+    ap = ArduSubEmulator("vectored")
+    for request, mode in (("2", "ALT_HOLD"), ("19", "MANUAL"), ("0", "STABILIZE"), ("alt_hold", "ALT_HOLD")):
+        assert ap.set_mode(request) and ap.mode == mode
+    for request in ("7", "", "GUIDED", "-1"):
+        assert not ap.set_mode(request) and ap.mode == "ALT_HOLD"

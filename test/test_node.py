@@ -412,3 +412,33 @@ def test_the_core_warnings_reach_the_ros_log(capfd):
     err = capfd.readouterr().err
     assert "[WARN]" in err and "[simulator]" in err
     assert "probe from the core" in err and "clamped" in err
+
+
+def test_time_never_runs_backwards_on_teleport_or_reset():
+    """In simulated time: /clock keeps growing across a set_pose teleport and a reset (TF
+    listeners and command timeouts rely on it), and the teleport lands where it was sent."""
+    from std_srvs.srv import Trigger
+
+    with simulator(description="bluerov2_heavy", use_sim_time=True, real_time_factor=0.0) as (
+        sim,
+        user,
+        executor,
+    ):
+        ear = Listener(user)
+        pose = user.create_publisher(PoseStamped, "set_pose", 10)
+        reset = user.create_client(Trigger, "reset")
+        assert spin_until(executor, lambda: len(ear.msgs["/clock"]) > 20 and pose.get_subscription_count())
+        goal = PoseStamped()
+        goal.pose.position.z = -7.0
+        goal.pose.orientation.w = 1.0
+        t_before = sim.sim.state.t
+        assert spin_until(
+            executor,
+            lambda: ear.last("odom") and abs(ear.last("odom").pose.pose.position.z + 7.0) < 0.05,
+            every=lambda: pose.publish(goal),
+        )
+        assert call(executor, reset, Trigger.Request()).success
+        n = len(ear.msgs["/clock"])
+        assert spin_until(executor, lambda: len(ear.msgs["/clock"]) > n + 20)
+        stamps = [c.clock.sec + 1e-9 * c.clock.nanosec for c in ear.msgs["/clock"]]
+        assert np.all(np.diff(stamps) >= 0.0) and stamps[-1] > t_before

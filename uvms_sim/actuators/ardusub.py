@@ -76,6 +76,7 @@ FRAMES: dict[str, dict[int, tuple[float, float, float, float, float, float]]] = 
     },
 }
 MODES = ("MANUAL", "STABILIZE", "ALT_HOLD")
+MODE_NUMBERS = {"STABILIZE": 0, "ALT_HOLD": 2, "MANUAL": 19}  # ArduSub's custom_mode numbers
 RC_CHANNELS = ("pitch", "roll", "throttle", "yaw", "forward", "lateral", "camera_pan", "camera_tilt")
 # vectored: which way each motor's forward command is limited (ArduSub forward_coupling_direction)
 _FORWARD_COUPLING = {1: -1, 2: -1, 3: 1, 4: 1}
@@ -223,8 +224,12 @@ class ArduSubEmulator:
         self._i_att = np.zeros(3)
 
     def set_mode(self, mode: str) -> bool:
-        """Switch pilot mode; an unknown name is refused (returns False), as ArduSub does."""
-        mode = mode.upper()
+        """Switch pilot mode by name (any case) or by ArduSub's custom mode number as MAVROS
+        passes it ("19" is MANUAL, "2" ALT_HOLD, "0" STABILIZE); an unknown mode is refused
+        (returns False), as ArduSub does."""
+        mode = mode.strip().upper()
+        if mode.isdigit():  # MAVROS: a name it does not know is taken as the custom mode number
+            mode = {n: name for name, n in MODE_NUMBERS.items()}.get(int(mode), mode)
         if mode not in MODES:
             return False
         if mode != self.mode:

@@ -33,7 +33,7 @@ one description each vehicle's topics are under ``<vehicle>/``):
   ``joint_commands`` (sensor_msgs/JointState by name: ``effort`` sets torques; else
   ``position`` or ``velocity`` set PID targets), ``cmd_wrench`` (geometry_msgs/WrenchStamped
   on base_link, FLU), ``set_pose`` (geometry_msgs/PoseStamped in odom, ENU: teleport,
-  velocities zeroed).
+  velocities zeroed, simulated time running on).
 - out: ``odom`` (nav_msgs/Odometry, odom ENU / base_link FLU), ``imu`` (sensor_msgs/Imu,
   specific force), ``pressure`` (sensor_msgs/FluidPressure, absolute, Pa), ``depth``
   (std_msgs/Float64, m down), ``thrusters/thrust`` (std_msgs/Float64MultiArray, N, servo
@@ -42,8 +42,9 @@ one description each vehicle's topics are under ``<vehicle>/``):
   (odom -> base_link -> every link; odom_ned, base_link_frd), ``/clock`` with ``use_sim_time``, and with
   ``publish_joint_wrenches`` ``joint_wrenches/<joint>`` (geometry_msgs/WrenchStamped, the
   force the parent applies to the child link, in the child link's axes).
-- services: ``reset`` (std_srvs/Trigger: back to the initial state), ``pause``
-  (std_srvs/SetBool), ``step`` (std_srvs/Trigger: one publish period while paused).
+- services: ``reset`` (std_srvs/Trigger: back to the initial state, inputs neutral, simulated
+  time running on), ``pause`` (std_srvs/SetBool), ``step`` (std_srvs/Trigger: one publish
+  period while paused).
 """
 
 from __future__ import annotations
@@ -249,7 +250,9 @@ class VehicleIO:
             q = node.sim.state.q.copy()
             q[s.start : s.start + 3] = frames.position_enu_to_ned(pos)
             q[s.start + 3 : s.start + 7] = frames.quat_enu_flu_to_ned_frd(quat)
+            t = node.sim.state.t
             node.sim.reset(q)
+            node.sim.state.t = t  # a teleport: time runs on
 
     def failsafe(self, t: float, timeout: float) -> None:
         node = self.node
@@ -374,6 +377,7 @@ class SimulatorNode(Node):
         self.create_service(Trigger, "step", self.on_step)
         self.last_joints = -math.inf
         self.recoveries = 0
+        self.repace = False
         self.failed: Exception | None = None
         self.publishes = 0
         self.steps_per_state = max(1, round(float(get("publish_rate")) / 5.0))  # mavros/state at ~5 Hz
@@ -469,14 +473,27 @@ class SimulatorNode(Node):
             return
 
     def on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        self.restart_vehicles()
+        response.success, response.message = True, "reset to the description's initial state"
+        return response
+
+    def restart_vehicles(self) -> None:
+        """Every vehicle back to the description's initial state with the inputs neutral
+        (wrenches and efforts zero, thrusters at 1500 us and stopped). Simulated time runs on:
+        /clock never goes back (TF listeners and timeouts rely on it), and the real-time pacing
+        is taken again from here."""
         with self.lock:
+            t = self.sim.state.t
             self.sim.reset(self.system.initial_q)
+            self.sim.state.t = t
+            self.sim.f_ext[:] = 0.0
+            self.sim.tau[:] = 0.0
             if self.sim.thrusters is not None:
                 self.sim.thrusters.set_pwm(np.full(len(self.sim.thrusters), 1500.0))
                 self.sim.thrusters.n[:] = 0.0
-            self.sim.f_ext[:] = 0.0
-        response.success, response.message = True, "reset to the description's initial state"
-        return response
+            if self.motors is not None:
+                self.motors.command("effort", dict.fromkeys(self.motors.names, 0.0))
+            self.repace = True
 
     def on_pause(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
         self.paused = bool(request.data)
@@ -526,6 +543,9 @@ class SimulatorNode(Node):
                 continue
             if self.paused:
                 self.step_requests -= 1
+            if self.repace:  # after a reset: pace from here, do not race to catch up
+                self.repace = False
+                wall0, sim0 = time.monotonic(), self.sim.state.t
             try:
                 self.tick()
             except (FloatingPointError, ValueError) as exc:  # a state that cannot go on
@@ -549,17 +569,7 @@ class SimulatorNode(Node):
         (throttled). Nothing non-finite is published."""
         self.recoveries += 1
         self.warn("recover", f"physics reset to the initial state: {exc}")
-        with self.lock:
-            t = self.sim.state.t
-            self.sim.reset(self.system.initial_q)
-            self.sim.state.t = t
-            self.sim.f_ext[:] = 0.0
-            self.sim.tau[:] = 0.0
-            if self.sim.thrusters is not None:
-                self.sim.thrusters.set_pwm(np.full(len(self.sim.thrusters), 1500.0))
-                self.sim.thrusters.n[:] = 0.0
-            if self.motors is not None:
-                self.motors.command("effort", dict.fromkeys(self.motors.names, 0.0))
+        self.restart_vehicles()
 
     def tick(self) -> None:
         """One publish period: the physics steps, grouped between events (autopilot update,
