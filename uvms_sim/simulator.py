@@ -76,6 +76,7 @@ class Simulator:
             if j.nv == 1 and j.nq == 1 and (np.isfinite(j.lower) or np.isfinite(j.upper))
         ]
         self.limit_impacts = 0  # joints stopped by their limits so far (an impact, or resting on it)
+        self._limit_data = self.model.create_data() if self._limits else None  # scratch of the impacts
         self._contact_dt = 0.0  # the step the contact stiffnesses were last checked for
 
     @classmethod
@@ -268,7 +269,7 @@ class Simulator:
                     hit.append(iv)
         if hit:
             self.limit_impacts += len(hit)
-            Minv = np.linalg.inv(crba(self.model, self.model.create_data(), q))
+            Minv = np.linalg.inv(crba(self.model, self._limit_data, q))
             impulse = np.linalg.solve(Minv[np.ix_(hit, hit)], v[hit])
             v -= Minv[:, hit] @ impulse
 

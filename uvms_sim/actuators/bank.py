@@ -16,7 +16,7 @@ from ..model.model import Data, Model
 from ..model.system import Thruster
 from ..spatial import Array
 from . import t200
-from .thruster import PWM_MAX, PWM_MIN, PWM_NEUTRAL, ThrusterModel, with_voltage
+from .thruster import PWM_MAX, PWM_MIN, PWM_NEUTRAL, ThrusterModel, table_shaft_speed, with_voltage
 
 
 class ThrusterBank:
@@ -174,11 +174,11 @@ class ThrusterBank:
             span = (PWM_MAX - PWM_NEUTRAL) - self._deadband
             x = np.clip((np.abs(d) - self._deadband) / span, 0.0, 1.0)
             self._target = np.sign(d) * self._n_max * x**self._exponent
-            if self._table.any():  # the speed whose bollard thrust is the tables' (ThrusterModel.shaft_speed)
+            if self._table.any():  # thrusters modelled from Blue Robotics' tables
                 t = self._table
-                T = t200.thrust(PWM_NEUTRAL + d[t], self._voltage[t])
-                full = np.where(T >= 0.0, self._T_max[t], -self._T_min[t])
-                self._target[t] = np.sign(T) * self._n_max[t] * np.sqrt(np.abs(T) / full)
+                self._target[t] = table_shaft_speed(
+                    PWM_NEUTRAL + d[t], self._voltage[t], self._n_max[t], self._T_max[t], -self._T_min[t]
+                )
             self._targets_stale = False
         return self._target
 

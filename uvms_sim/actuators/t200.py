@@ -8,8 +8,8 @@ bollard thrust and current at 10, 12, 14, 16, 18 and 20 V, PWM 1100-1900 us in 4
 
 (the same form for the current, in A), with the 28 us deadband the tables show at 14-18 V.
 Worst thrust error against the tables over 1100-1900 us: 0.82 N forward and 0.87 N reverse
-(both at 18 V), at most 0.75 N at 16 V; current within 0.32 A (``test_t200.py`` checks it
-against the tables whenever they are at hand). Outside 10-20 V there are no data, and the fit
+(both at 18 V), at most 0.75 N at 16 V; current within 0.32 A (``test_real_data.py`` checks
+it against the tables whenever they are at hand). Outside 10-20 V there are no data, and the fit
 refuses. The no-load shaft speed at full command follows ``rpm_max(V) = 3508 (V/16)^0.561``
 (the tables' maxima, within 2 %).
 """

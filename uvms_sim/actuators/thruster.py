@@ -87,12 +87,7 @@ class ThrusterModel:
         """Commanded shaft speed (rev/s, signed) for PWM (us): Nielsen et al. 2018 eq. 39, or with a
         ``voltage`` the speed whose bollard thrust is the T200 fit's (``t200``)."""
         if self.voltage is not None:
-            T = t200.thrust(pwm, self.voltage)
-            return (
-                np.sign(T)
-                * self.n_max
-                * np.sqrt(np.abs(T) / np.where(T >= 0.0, self.thrust_forward, self.thrust_reverse))
-            )
+            return table_shaft_speed(pwm, self.voltage, self.n_max, self.thrust_forward, self.thrust_reverse)
         d = np.asarray(pwm, dtype=float) - PWM_NEUTRAL
         span = (PWM_MAX - PWM_NEUTRAL) - self.deadband
         x = np.clip((np.abs(d) - self.deadband) / span, 0.0, 1.0)
@@ -110,6 +105,16 @@ class ThrusterModel:
         """Thrust at zero advance speed (the datasheet condition)."""
         n = self.shaft_speed(pwm)
         return self.thrust(n, np.zeros_like(n))
+
+
+def table_shaft_speed(
+    pwm: Array, voltage: Array, n_max: Array, full_forward: Array, full_reverse: Array
+) -> Array:
+    """The shaft speed whose bollard thrust ``T_nn |n| n`` is the T200 tables' at ``pwm`` and
+    ``voltage`` (``t200.thrust``): ``n = ± n_max sqrt(|T| / T_full)`` with the full-command
+    thrust of that direction. Vectorised over thrusters."""
+    T = t200.thrust(pwm, voltage)
+    return np.sign(T) * n_max * np.sqrt(np.abs(T) / np.where(T >= 0.0, full_forward, full_reverse))
 
 
 def t200_model(voltage: float = 16.0, **overrides) -> ThrusterModel:
