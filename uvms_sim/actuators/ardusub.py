@@ -27,9 +27,9 @@ on an EKF estimate; these act on the true state):
   (±``yaw_rate_max``; released, the heading is held); each axis outputs
   ``clip(k_angle · error + k_int ∫error - k_rate · body_rate, -1, 1)`` (a turning yaw axis:
   ``k_angle · (rate target - rate)``);
-- ALT_HOLD: the throttle stick sets a climb rate (±``climb_rate_max`` outside a ±``deadzone``),
-  which moves a depth target; ``throttle = clip(kp_z e + ki_z ∫e + kd_z ė, -1, 1)`` (up
-  positive) with ``e = depth - target`` (m, positive when too deep).
+- ALT_HOLD's vertical axis is ArduSub's own position controller with its defaults
+  (``uvms_sim.actuators.althold``): the throttle stick's climb rate shaped with
+  PILOT_ACCEL_Z, then a position / velocity / acceleration cascade.
 
 Gains (``ModeGains`` defaults) were tuned on the shipped BlueROV2 and Heavy models: critically
 damped-ish attitude within about 1 s, depth error below 5 cm after a 0.5 m step in 10 s.
@@ -44,6 +44,7 @@ from transforms3d.euler import mat2euler
 from transforms3d.quaternions import quat2mat
 
 from ..log import Throttle
+from .althold import ALT_HOLD_DEFAULTS, AltHold, AltHoldParams
 from ..spatial import Array
 
 # motor -> (roll, pitch, yaw, throttle, forward, lateral)
@@ -170,14 +171,10 @@ class ModeGains:
     k_rate: tuple[float, float, float] = (0.35, 0.35, 0.2)  # output per rad/s of body rate
     k_int: tuple[float, float, float] = (2.0, 2.0, 1.0)  # output per rad s of angle error
     int_max: float = 0.5  # integrator limit (output)
-    lean_max: float = np.radians(30.0)  # rad at full roll/pitch stick
-    yaw_rate_max: float = np.radians(90.0)  # rad/s at full yaw stick
-    climb_rate_max: float = 0.5  # m/s at full throttle stick (ArduSub PILOT_SPEED_UP default 50 cm/s)
-    deadzone: float = 0.1  # of the normalised stick
-    kp_z: float = 1.5  # throttle per m of depth error
-    ki_z: float = 0.3  # throttle per m s
-    kd_z: float = 1.2  # throttle per m/s
-    i_z_max: float = 0.5  # integrator limit (throttle)
+    lean_max: float = np.radians(45.0)  # rad at full roll/pitch stick (ANGLE_MAX 4500 cd)
+    yaw_rate_max: float = np.radians(45.0 * 3.375)  # rad/s at full yaw stick (4500 cd x ACRO_YAW_P)
+    deadzone: float = 40.0 * 0.5 / 400.0  # yaw stick: RC4_DZ 40 us x joystick gain 0.5
+    althold: AltHoldParams = ALT_HOLD_DEFAULTS  # the vertical axis of ALT_HOLD
 
 
 def infer_frame(motors: list[int]) -> str | None:
@@ -207,8 +204,7 @@ class ArduSubEmulator:
         self.rc = np.full(8, 1500.0)
         self.motors = sorted(FRAMES[self.frame])
         self._heading: float | None = None
-        self._depth_target: float | None = None
-        self._i_z = 0.0
+        self.althold = AltHold(self.gains.althold)
         self._i_att = np.zeros(3)
         self.throttle = Throttle()
 
@@ -219,8 +215,7 @@ class ArduSubEmulator:
 
     def _reset_controllers(self) -> None:
         self._heading = None
-        self._depth_target = None
-        self._i_z = 0.0
+        self.althold.active = False  # init_U_controller at the next ALT_HOLD cycle
         self._i_att = np.zeros(3)
 
     def set_mode(self, mode: str) -> bool:
@@ -238,9 +233,12 @@ class ArduSubEmulator:
         return True
 
     def set_rc(self, channels: Array) -> int:
-        """RC override, channel 1 first (mavros OverrideRCIn semantics: 0 releases the channel
-        back to 1500, 65535 leaves it unchanged). Values outside 1100-1900 are clamped;
-        non-finite values raise ValueError and change nothing. Returns how many were clamped."""
+        """RC override, channel 1 first, as ArduSub takes RC_CHANNELS_OVERRIDE from MAVROS:
+        65535 leaves a channel unchanged, and 0 releases it, which on a vehicle without an RC
+        receiver (a BlueROV2) also leaves it where it was (``RC_Channel::update`` keeps
+        ``radio_in`` with neither an override nor a receiver). Values outside 1100-1900 are
+        clamped; non-finite values raise ValueError and change nothing. Returns how many were
+        clamped."""
         arr = np.asarray(channels, dtype=float).reshape(-1)
         if not np.all(np.isfinite(arr)):
             self.throttle.warn("finite", "RC override rejected: non-finite channel values")
@@ -248,10 +246,7 @@ class ArduSubEmulator:
         new = self.rc.copy()
         clamped = 0
         for k, value in enumerate(arr[: len(new)]):
-            if value == 65535:
-                continue
-            if value == 0:
-                new[k] = 1500.0
+            if value in (0, 65535):
                 continue
             c = min(max(value, 1100.0), 1900.0)
             clamped += int(c != value)
@@ -262,6 +257,12 @@ class ArduSubEmulator:
             )
         self.rc = new
         return clamped
+
+    def lose_pilot_input(self) -> None:
+        """ArduSub's pilot input failsafe (``failsafe_pilot_input_check`` with its defaults
+        FS_PILOT_INPUT = disarm): the control sticks to neutral, and disarmed."""
+        self.rc[:6] = 1500.0
+        self.arm(False)
 
     # -- the loop ---------------------------------------------------------------------------
     def update(self, state: VehicleState, dt: float) -> dict[int, float]:
@@ -300,12 +301,4 @@ class ArduSubEmulator:
         return tuple(float(x) for x in np.clip(cmd, -1.0, 1.0))
 
     def _depth(self, s: VehicleState, sticks: dict, dt: float) -> float:
-        g = self.gains
-        if self._depth_target is None:
-            self._depth_target = s.depth
-        stick = sticks["throttle"]
-        climb = 0.0 if abs(stick) <= g.deadzone else stick * g.climb_rate_max
-        self._depth_target -= climb * dt  # climbing (stick up) reduces the target depth
-        err = s.depth - self._depth_target
-        self._i_z = float(np.clip(self._i_z + g.ki_z * err * dt, -g.i_z_max, g.i_z_max))
-        return float(np.clip(g.kp_z * err + self._i_z + g.kd_z * s.depth_rate, -1.0, 1.0))
+        return self.althold.update(-s.depth, -s.depth_rate, float(self.rc[2]), dt)

@@ -7,9 +7,12 @@ vehicle's thrusters (as the Pixhawk owns the ESCs).
 
 Under ``<namespace>`` (default ``mavros``, relative to the node's namespace):
 
-- ``rc/override`` (mavros_msgs/OverrideRCIn, in): channel 1-8 PWM; 0 = CHAN_RELEASE (back to
-  neutral), 65535 = CHAN_NOCHANGE. Overrides older than ``RC_OVERRIDE_TIME`` (3 s, ArduPilot's
-  default) are dropped: the sticks return to neutral, as ArduSub does.
+- ``rc/override`` (mavros_msgs/OverrideRCIn, in): channel 1-8 PWM; 65535 = CHAN_NOCHANGE
+  and 0 = CHAN_RELEASE both leave the channel where it was (released, a channel of a vehicle
+  without an RC receiver keeps its last value, as on a BlueROV2). With no pilot input
+  (rc/override or manual_control) for ``FS_PILOT_TIMEOUT`` (3 s) ArduSub's pilot input
+  failsafe acts once, with its default ``FS_PILOT_INPUT`` = disarm: sticks to neutral and
+  disarmed ("Lost manual control").
 - ``manual_control/send`` (mavros_msgs/ManualControl, in): x, y, r in -1000..1000 and z in
   0..1000 (500 neutral) turned into RC channels as ArduSub's ``transform_manual_control_to_rc_
   override`` does, with the default joystick gain ``JS_GAIN_DEFAULT`` = 0.5: forward and
@@ -45,7 +48,7 @@ from std_msgs.msg import Float64
 from ..actuators.ardusub import FRAMES, ArduSubEmulator, VehicleState, infer_frame
 from . import messages
 
-RC_OVERRIDE_TIME = 3.0  # s, ArduPilot RC_OVERRIDE_TIME default
+FS_PILOT_TIMEOUT = 3.0  # s, ArduSub's FS_PILOT_TIMEOUT default
 JS_GAIN_DEFAULT = 0.5
 THROTTLE_ARM_BAND = 50.0  # us around 1500 that counts as neutral throttle for arming
 
@@ -83,6 +86,7 @@ class MavrosShim:
         self.last_override = -np.inf  # simulated time: the autopilot lives in the simulation
         self.outputs = {m: 1500.0 for m in FRAMES[frame]}
         self.start_depth = None
+        self.state_dirty = False  # mavros/state to publish at the next publish period
         self.publish_state()
 
     # -- inputs -----------------------------------------------------------------------------
@@ -140,10 +144,14 @@ class MavrosShim:
 
     # -- the autopilot cycle (physics thread, node lock held) ----------------------------------
     def update(self, dt: float) -> None:
-        if self.node.sim.state.t - self.last_override > RC_OVERRIDE_TIME and self.last_override > -np.inf:
-            self.autopilot.set_rc([0] * 8)  # released: neutral sticks
+        if self.node.sim.state.t - self.last_override > FS_PILOT_TIMEOUT and self.last_override > -np.inf:
+            self.autopilot.lose_pilot_input()
             self.last_override = -np.inf
-            self.node.get_logger().warning(f"RC override older than {RC_OVERRIDE_TIME} s: sticks to neutral")
+            self.node.get_logger().warning(
+                f"Lost manual control: no rc/override or manual_control for {FS_PILOT_TIMEOUT} s; "
+                "sticks neutral and disarmed (ArduSub's FS_PILOT_INPUT)"
+            )
+            self.state_dirty = True
         sim = self.node.sim
         root = self.io.frames.root
         s = sim.model.q_slice(root)
@@ -200,6 +208,9 @@ class MavrosShim:
             self.odom_pub.publish(local)
         if wanted(self.alt_pub):
             self.alt_pub.publish(Float64(data=float(z - self.start_depth)))
+        if self.state_dirty:
+            self.state_dirty = False
+            self.publish_state()
 
 
 def wanted(publisher) -> bool:

@@ -1,0 +1,234 @@
+"""ArduSub's depth hold (ALT_HOLD's vertical axis): the pilot's climb rate shaped into a
+target trajectory and tracked by a position -> velocity -> acceleration cascade.
+
+Re-expressed from ArduPilot (``ArduSub/mode_althold.cpp``, ``ArduSub/Attitude.cpp``,
+``libraries/AC_AttitudeControl/AC_PosControl.cpp``, ``libraries/AP_Math/control.cpp``,
+``libraries/AC_PID``), with ArduSub's defaults (``ALT_HOLD_DEFAULTS``). Vertical quantities
+are positive up, in metres, as in ArduPilot's U axis.
+
+- Stick to climb rate (``Sub::get_pilot_desired_climb_rate``): the throttle channel's
+  ``control_in`` (0-1000 over 1100-1900 us) outside a dead band of ``THR_DZ`` x the joystick
+  gain (100 x 0.5 = 50, i.e. +-40 us) scales linearly to ``PILOT_SPEED_UP`` /
+  ``PILOT_SPEED_DN`` at the stick's ends.
+- Shaping (``input_vel_accel_U_m``): the desired velocity approaches that rate through a
+  square-root controller on the velocity error whose acceleration is limited to
+  ``PILOT_ACCEL_Z`` and whose jerk is limited to ``PSC_JERK_Z`` (further limited by the
+  acceleration PID's filter); the desired position integrates it, and stops moving in a
+  direction in which the motors are saturated. A released stick therefore stops the target
+  after ``v^2 / (2 a)`` plus the jerk-limited ramp, not at once: ``stopping_distance``.
+- Position P (``AC_P_1D`` with its error limited so that its output stays within the climb
+  speeds and ``PILOT_ACCEL_Z``), velocity P (``PSC_VELZ_P``, target and error filtered at
+  5 Hz), acceleration PID with feed-forward (``PSC_ACCZ_*``, error filtered at 20 Hz) on the
+  measured vertical acceleration, giving a throttle around
+  the hover throttle 0.5, low-passed at 2 Hz (``POSCONTROL_THROTTLE_CUTOFF_FREQ_HZ``) as
+  ``set_throttle_out`` does, and passed to the mixer as ``2 (throttle - 0.5)``.
+- At the surface (``SURFACE_DEPTH``, -10 cm) with the stick in its dead band, the target is
+  kept below the surface depth.
+
+What differs from the real vehicle: the state is the true one (ArduSub's is its EKF's), the
+measured vertical acceleration is the velocity's difference over one autopilot cycle, and
+the throttle limits are those of the bidirectional throttle (+-1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+GRAVITY = 9.80665  # m/s^2, GRAVITY_MSS
+
+
+@dataclass(frozen=True)
+class AltHoldParams:
+    """ArduSub's parameters of the depth hold. The defaults are those ArduSub's SITL flies
+    with (ArduPilot's ``Tools/autotest/default_params/sub.parm``: PSC_ACCZ_P 2, _I 4, _FF 0.75
+    over the firmware's compiled-in values); ``ALT_HOLD_FIRMWARE`` has the compiled-in ones
+    (PSC_ACCZ_P 0.5, _I 0.1, _FF 0), with which a stop overshoots by about 0.1 m."""
+
+    pilot_speed_up: float = 1.0  # m/s, PILOT_SPEED_UP (ArduSub's default 100 cm/s)
+    pilot_speed_dn: float = 0.0  # m/s, PILOT_SPEED_DN (0: as PILOT_SPEED_UP)
+    pilot_accel_z: float = 1.0  # m/s^2, PILOT_ACCEL_Z (100 cm/s/s)
+    jerk_z: float = 50.0  # m/s^3, PSC_JERK_Z (ArduSub's default)
+    throttle_deadzone: float = 100.0  # THR_DZ, control_in units before the joystick gain
+    joystick_gain: float = 0.5  # JS_GAIN_DEFAULT
+    pos_p: float = 3.0  # PSC_POSZ_P, 1/s
+    vel_p: float = 8.0  # PSC_VELZ_P, (cm/s^2)/(cm/s)
+    vel_filt_hz: float = 5.0  # PSC_VELZ_FLTT and _FLTE
+    acc_p: float = 2.0  # PSC_ACCZ_P, throttle/1000 per cm/s^2
+    acc_i: float = 4.0  # PSC_ACCZ_I
+    acc_ff: float = 0.75  # PSC_ACCZ_FF
+    acc_imax: float = 100.0  # PSC_ACCZ_IMAX (throttle/1000)
+    acc_filt_hz: float = 20.0  # PSC_ACCZ_FLTE
+    throttle_filt_hz: float = 2.0  # POSCONTROL_THROTTLE_CUTOFF_FREQ_HZ
+    surface_depth: float = -0.10  # m (up), SURFACE_DEPTH -10 cm
+
+    @property
+    def speed_down(self) -> float:
+        """``Sub::get_pilot_speed_dn``: PILOT_SPEED_DN, or PILOT_SPEED_UP when it is 0."""
+        return abs(self.pilot_speed_dn) if self.pilot_speed_dn else abs(self.pilot_speed_up)
+
+    @property
+    def jerk_max(self) -> float:
+        """``set_max_speed_accel_U_m``: PSC_JERK_Z, limited so that the acceleration PID's
+        error filter can follow it."""
+        return min(self.jerk_z, min(GRAVITY, self.pilot_accel_z) * 2.0 * math.pi * self.acc_filt_hz / 5.0)
+
+
+ALT_HOLD_DEFAULTS = AltHoldParams()
+ALT_HOLD_FIRMWARE = AltHoldParams(acc_p=0.5, acc_i=0.1, acc_ff=0.0)
+
+
+def climb_rate(params: AltHoldParams, pwm: float) -> float:
+    """``Sub::get_pilot_desired_climb_rate`` for a throttle PWM (m/s, up positive)."""
+    control = min(max((pwm - 1100.0) * 1000.0 / 800.0, 0.0), 1000.0)
+    band = params.throttle_deadzone * params.joystick_gain
+    top, bottom = 500.0 + band, 500.0 - band
+    if control < bottom:
+        rate = params.speed_down * (control - bottom) / bottom
+    elif control > top:
+        rate = params.pilot_speed_up * (control - top) / (1000.0 - top)
+    else:
+        rate = 0.0
+    return min(max(rate, -params.speed_down), params.pilot_speed_up)
+
+
+def sqrt_controller(error: float, p: float, second_ord_lim: float, dt: float) -> float:
+    """``sqrt_controller``: linear near zero, ``sqrt(2 a e)`` beyond, never past the error in
+    one step ``dt`` (0: no such clamp)."""
+    if second_ord_lim <= 0.0:
+        rate = error * p
+    elif p == 0.0:
+        rate = math.copysign(math.sqrt(2.0 * second_ord_lim * abs(error)), error) if error else 0.0
+    else:
+        linear = second_ord_lim / (p * p)
+        if abs(error) > linear:
+            rate = math.copysign(math.sqrt(2.0 * second_ord_lim * (abs(error) - linear / 2.0)), error)
+        else:
+            rate = error * p
+    if dt > 0.0:
+        return min(max(rate, -abs(error) / dt), abs(error) / dt)
+    return rate
+
+
+def inv_sqrt_controller(output: float, p: float, d_max: float) -> float:
+    """``inv_sqrt_controller``: the error at which ``sqrt_controller`` gives ``output``."""
+    if d_max > 0.0 and p == 0.0:
+        return output * output / (2.0 * d_max)
+    if d_max <= 0.0 and p > 0.0:
+        return output / p
+    if d_max <= 0.0 and p == 0.0:
+        return 0.0
+    if abs(output) < d_max / p:
+        return output / p
+    linear = d_max / (p * p)
+    return math.copysign(linear / 2.0 + output * output / (2.0 * d_max), output)
+
+
+def _alpha(cutoff_hz: float, dt: float) -> float:
+    """First-order low-pass coefficient (``calc_lowpass_alpha_dt``)."""
+    if cutoff_hz <= 0.0 or dt <= 0.0:
+        return 1.0
+    rc = 1.0 / (2.0 * math.pi * cutoff_hz)
+    return dt / (dt + rc)
+
+
+def stopping_distance(params: AltHoldParams, speed: float, dt: float = 0.0025) -> float:
+    """How far the shaped target moves on after the stick is released at a steady ``speed``
+    (m/s, either sign; the answer has its sign): the shaping alone, integrated with ``dt``."""
+    vel, accel, pos = speed, 0.0, 0.0
+    jerk = params.jerk_max
+    for _ in range(int(60.0 / dt)):
+        pos += vel * dt + accel * 0.5 * dt * dt
+        vel += accel * dt
+        accel = _shape_vel_accel(0.0, vel, accel, params.pilot_accel_z, jerk, dt)
+        if abs(vel) < 1e-6 and abs(accel) < 1e-6:
+            break
+    return pos
+
+
+def _shape_vel_accel(vel_input: float, vel: float, accel: float, accel_max: float, jerk: float, dt: float) -> float:
+    """``shape_vel_accel`` with no feed-forward acceleration and symmetric limits: the new
+    desired acceleration."""
+    accel_min = -min(accel_max, 7.5)
+    error = vel_input - vel
+    kpa = jerk / accel_max if error > 0.0 else jerk / -accel_min
+    target = min(max(sqrt_controller(error, kpa, jerk, dt), accel_min), accel_max)
+    target = min(max(target, accel_min), accel_max)  # limit_total_accel
+    return accel + min(max(target - accel, -jerk * dt), jerk * dt)
+
+
+class AltHold:
+    """The vertical controller of ALT_HOLD for one vehicle (see module doc)."""
+
+    def __init__(self, params: AltHoldParams = ALT_HOLD_DEFAULTS) -> None:
+        self.params = params
+        self.active = False
+
+    def reset(self, z: float, vz: float, throttle: float = 0.0) -> None:
+        """``init_U_controller``: targets at the measured height and climb rate, filters reset,
+        the acceleration integrator holding ``throttle`` (bidirectional, -1..1)."""
+        self.pos_desired, self.vel_desired, self.accel_desired = z, vz, 0.0
+        self.limit = 0.0  # +1: throttle at its top, -1: at its bottom
+        self.p_error = 0.0
+        self.vel_target_filt: float | None = None
+        self.vel_error = 0.0
+        self.acc_error: float | None = None
+        self.acc_integrator = throttle / 2.0 * 1000.0
+        self.throttle_in = 0.5 + throttle / 2.0  # 0..1, hover 0.5
+        self.last_vz = vz
+        self.active = True
+
+    def update(self, z: float, vz: float, pwm: float, dt: float) -> float:
+        """One cycle: height ``z`` and climb rate ``vz`` (m, m/s, up), the throttle channel's
+        PWM: the bidirectional throttle for the mixer, in [-1, 1]."""
+        p = self.params
+        if not self.active:
+            self.reset(z, vz)
+        rate = climb_rate(p, pwm)
+        if abs(rate) < 0.0005 and z > p.surface_depth:  # at the surface, stick neutral
+            self.pos_desired = min(self.pos_desired, p.surface_depth)
+        # input_vel_accel_U_m: move the desired state on unless the motors are saturated
+        delta = self.vel_desired * dt + self.accel_desired * 0.5 * dt * dt
+        if not (delta * self.limit > 0.0 and self.p_error * self.limit > 0.0):
+            self.pos_desired += delta
+        dv = self.accel_desired * dt
+        if dv * self.limit > 0.0 and self.vel_error * self.limit > 0.0:  # update_vel_accel
+            reach = abs(self.vel_desired) if self.vel_desired * self.limit < 0.0 else 0.0
+            dv = min(max(dv, -reach), reach)
+        self.vel_desired += dv
+        speed_max = p.speed_down if self.vel_desired < 0.0 else p.pilot_speed_up
+        over = max(1.0, 2.0 * abs(self.vel_desired) / speed_max) if abs(self.vel_desired) > speed_max else 1.0
+        self.accel_desired = _shape_vel_accel(
+            rate, self.vel_desired, self.accel_desired, p.pilot_accel_z * over, p.jerk_max * over, dt
+        )
+        # position P, its error kept where its output is within the speeds and PILOT_ACCEL_Z
+        err_min = inv_sqrt_controller(-p.speed_down, p.pos_p, p.pilot_accel_z)
+        err_max = inv_sqrt_controller(p.pilot_speed_up, p.pos_p, p.pilot_accel_z)
+        self.p_error = min(max(self.pos_desired - z, err_min), err_max)
+        self.pos_desired = z + self.p_error
+        vel_target = sqrt_controller(self.p_error, p.pos_p, p.pilot_accel_z, 0.0) + self.vel_desired
+        # velocity P (cm/s in, cm/s^2 out), target and error low-passed
+        a_v = _alpha(p.vel_filt_hz, dt)
+        if self.vel_target_filt is None:
+            self.vel_target_filt = vel_target
+            self.vel_error = vel_target - vz
+        else:
+            self.vel_target_filt += a_v * (vel_target - self.vel_target_filt)
+            self.vel_error += a_v * ((self.vel_target_filt - vz) - self.vel_error)
+        accel_target = p.vel_p * self.vel_error + self.accel_desired
+        # acceleration PID (cm/s^2 in, throttle/1000 out) on the measured vertical acceleration
+        measured = (vz - self.last_vz) / dt
+        self.last_vz = vz
+        error = (accel_target - measured) * 100.0
+        if self.acc_error is None:
+            self.acc_error = error
+        else:
+            self.acc_error += _alpha(p.acc_filt_hz, dt) * (error - self.acc_error)
+        if not self.limit or self.acc_integrator * self.acc_error < 0.0:
+            self.acc_integrator += self.acc_error * p.acc_i * dt
+            self.acc_integrator = min(max(self.acc_integrator, -p.acc_imax), p.acc_imax)
+        throttle = (p.acc_p * self.acc_error + self.acc_integrator + p.acc_ff * accel_target * 100.0) * 0.001 + 0.5
+        self.throttle_in += _alpha(p.throttle_filt_hz, dt) * (throttle - self.throttle_in)
+        out = 2.0 * (self.throttle_in - 0.5)
+        self.limit = 1.0 if out >= 1.0 else -1.0 if out <= -1.0 else 0.0
+        return min(max(out, -1.0), 1.0)
