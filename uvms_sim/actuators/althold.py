@@ -146,7 +146,9 @@ def stopping_distance(params: AltHoldParams, speed: float, dt: float = 0.0025) -
     return pos
 
 
-def _shape_vel_accel(vel_input: float, vel: float, accel: float, accel_max: float, jerk: float, dt: float) -> float:
+def _shape_vel_accel(
+    vel_input: float, vel: float, accel: float, accel_max: float, jerk: float, dt: float
+) -> float:
     """``shape_vel_accel`` with no feed-forward acceleration and symmetric limits: the new
     desired acceleration."""
     accel_min = -min(accel_max, 7.5)
@@ -227,7 +229,8 @@ class AltHold:
         if not self.limit or self.acc_integrator * self.acc_error < 0.0:
             self.acc_integrator += self.acc_error * p.acc_i * dt
             self.acc_integrator = min(max(self.acc_integrator, -p.acc_imax), p.acc_imax)
-        throttle = (p.acc_p * self.acc_error + self.acc_integrator + p.acc_ff * accel_target * 100.0) * 0.001 + 0.5
+        pid = p.acc_p * self.acc_error + self.acc_integrator + p.acc_ff * accel_target * 100.0
+        throttle = pid * 0.001 + 0.5
         self.throttle_in += _alpha(p.throttle_filt_hz, dt) * (throttle - self.throttle_in)
         out = 2.0 * (self.throttle_in - 0.5)
         self.limit = 1.0 if out >= 1.0 else -1.0 if out <= -1.0 else 0.0

@@ -44,8 +44,8 @@ from transforms3d.euler import mat2euler
 from transforms3d.quaternions import quat2mat
 
 from ..log import Throttle
-from .althold import ALT_HOLD_DEFAULTS, AltHold, AltHoldParams
 from ..spatial import Array
+from .althold import ALT_HOLD_DEFAULTS, AltHold, AltHoldParams
 
 # motor -> (roll, pitch, yaw, throttle, forward, lateral)
 FRAMES: dict[str, dict[int, tuple[float, float, float, float, float, float]]] = {
