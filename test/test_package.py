@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
+import runpy
 import shutil
 import subprocess
 import sys
@@ -14,20 +16,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def setup_kwargs() -> dict:
-    """The keyword arguments setup.py passes to setup(), read without running setuptools."""
-    tree = ast.parse((ROOT / "setup.py").read_text())
-    consts = {
-        n.targets[0].id: ast.literal_eval(n.value)
-        for n in tree.body
-        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
-    }
-    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setup")
-    out = {}
-    for kw in call.keywords:
-        src = ast.unparse(kw.value)
-        out[kw.arg] = eval(src, {"glob": lambda p: sorted(str(x.relative_to(ROOT)) for x in ROOT.glob(p)),
-                                 "find_packages": lambda **_: None, **consts})  # fmt: skip
-    return out
+    """The keyword arguments setup.py passes to setup(), captured by running it with setup()
+    replaced (in the source tree, as pip and colcon run it)."""
+    import setuptools
+
+    captured: dict = {}
+    original, cwd = setuptools.setup, os.getcwd()
+    setuptools.setup = lambda **kw: captured.update(kw)
+    try:
+        os.chdir(ROOT)
+        runpy.run_path(str(ROOT / "setup.py"))
+    finally:
+        setuptools.setup = original
+        os.chdir(cwd)
+    return captured
 
 
 def test_package_xml_and_setup_py_agree() -> None:

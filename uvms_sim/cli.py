@@ -87,6 +87,18 @@ def _number_in(lo: float, hi: float, what: str, unit: str):
 
 _positive = _number_in(0.0, 100000.0, "a rate", "Hz")
 _step = _number_in(0.0, 1.0, "a step", "s")
+_seconds = _number_in(-1e-300, 1.0e7, "a duration", "s")
+
+
+def _count(text: str) -> int:
+    """argparse type of a message count: an integer 0-10^9."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= value <= 10**9:
+        raise argparse.ArgumentTypeError(f"{value} is not in 0-1000000000")
+    return value
 
 
 def _axes(text: str) -> str:
@@ -149,6 +161,9 @@ def run_replay(args) -> int:
         from .ros.bag_player import play
 
         return play(bag)
+    if not args.config:
+        print("error: replay needs --config (the system description) unless it is --live", file=sys.stderr)
+        return 2
     system = load(resolve(args.config))
     from .replay.compare import compare
     from .replay.report import format_table, plot
@@ -225,7 +240,9 @@ def main(argv: list[str] | None = None) -> int:
         "replay", help="run the model on a bag's thruster commands and compare with its odometry"
     )
     rep.add_argument("bag")
-    rep.add_argument("--config", required=True, help="the system description (file or shipped name)")
+    rep.add_argument(
+        "--config", help="the system description (file or shipped name); not needed with --live"
+    )
     rep.add_argument("--out", help="write an output bag with /predicted/odom and /recorded/odom")
     rep.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3")
     rep.add_argument("--plot", help="write a PNG of predicted against recorded motion")
@@ -243,7 +260,23 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="publish the bag's commands and /clock into a running simulator node",
     )
-    sub.add_parser("demo", help="run the ROS 2 demo (same as python -m uvms_sim.demo)")
+    from .demo import add_arguments as demo_arguments
+
+    demo_arguments(sub.add_parser("demo", help="run the ROS 2 demo (same as python -m uvms_sim.demo)"))
+    echo = sub.add_parser("echo", help="print a topic's messages (as ros2 topic echo)")
+    echo.add_argument("topic")
+    echo.add_argument("--count", type=_count, default=0, help="messages to print (default 0: until Ctrl-C)")
+    echo.add_argument("--timeout", type=_seconds, default=10.0, help="seconds to wait for it (default 10)")
+    rec = sub.add_parser("record", help="record live topics into a rosbag2 directory (as ros2 bag record)")
+    rec.add_argument("output", help="the bag directory to create")
+    rec.add_argument("topics", nargs="*", help="topics to record (default: all, new ones as they appear)")
+    rec.add_argument("--duration", type=_seconds, default=0.0, help="seconds (default 0: until Ctrl-C)")
+    rec.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3")
+    rec.add_argument("--use-sim-time", action="store_true", help="stamp with /clock instead of the wall clock")
+    build = sub.add_parser(
+        "build-interfaces", help="build tf2_msgs and mavros_msgs into this environment (no ROS install)"
+    )
+    build.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if not logger.handlers:  # the library's warnings (unit slips, clamped inputs) as plain lines
         handler = logging.StreamHandler()
@@ -251,7 +284,11 @@ def main(argv: list[str] | None = None) -> int:
         logger.addHandler(handler)
     try:
         if args.command == "models":
-            for name, path in shipped_configs().items():
+            found = shipped_configs()
+            if not found:
+                print("error: no shipped configs found (is the package installed whole?)", file=sys.stderr)
+                return 1
+            for name, path in found.items():
                 m = load(path).model
                 print(f"{name:26s} bodies={m.nbodies:3d} nq={m.nq:3d} nv={m.nv:3d}  {path}")
         elif args.command == "check":
@@ -287,10 +324,29 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "demo":
             from . import demo
 
-            demo.main()
+            demo.report(args)
+        elif args.command == "echo":
+            from .ros.tools import echo
+
+            return echo(args.topic, args.count, args.timeout)
+        elif args.command == "record":
+            from .ros.tools import record
+
+            return record(args.output, args.topics, args.duration, args.storage, args.use_sim_time)
+        elif args.command == "build-interfaces":
+            from .rosidl_build import main as build_main
+
+            build_main(args.rest)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
+    except ModuleNotFoundError as exc:
+        if exc.name in ("tf2_msgs", "mavros_msgs"):
+            print(f"error: {exc.name} is not installed: run `uvms-sim build-interfaces`", file=sys.stderr)
+            return 1
+        raise
     except OSError as exc:  # a path the file system refuses (too long, a directory, no permission)
         print(f"error: {exc.strerror or exc}: {exc.filename or ''}"[:300], file=sys.stderr)
         return 2

@@ -225,8 +225,8 @@ def plot(track, corners, out_dir: Path) -> Path:
     return png
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The demo's options (``python -m uvms_sim.demo`` and ``uvms-sim demo``)."""
     parser.add_argument(
         "--rtf",
         type=float,
@@ -237,7 +237,11 @@ def main() -> None:
         "--leg", type=float, default=8.0, help="seconds of forward stick per side of the square"
     )
     parser.add_argument("--out", type=Path, default=Path("demo_output"))
-    args = parser.parse_args()
+    return parser
+
+
+def report(args: argparse.Namespace) -> None:
+    """Run the demo and print its report."""
     r = run(args.rtf, args.leg, args.out)
     print("uvms_sim demo report (BlueROV2 through MAVROS topics: ALT_HOLD, arm, dive, square, surface)")
     rtf = r["real_time_factor"]
@@ -247,6 +251,10 @@ def main() -> None:
         depth = r["leg_depths"][k]
         print(f"  corner {k + 1}: x = {x:6.2f} m, y = {y:6.2f} m, depth after the leg {depth:.2f} m")
     print(f"  pose messages received: {r['pose_messages']}; trajectory plot: {r['plot']}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    report(add_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0])).parse_args(argv))
 
 
 if __name__ == "__main__":

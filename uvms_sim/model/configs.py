@@ -1,8 +1,9 @@
 """Finding description files: a path, or the name of a shipped config (``config/NAME.yaml``).
 
 Shipped configs are looked up in ``$UVMS_SIM_CONFIG_PATH`` (':'-separated directories), the
-package's installed share directory (``share/uvms_sim/config`` of a colcon install) and the
-source tree's ``config/`` (a pip editable install).
+package's installed share directory (``share/uvms_sim/config`` of a colcon install, found
+through ``AMENT_PREFIX_PATH``) and the package's own data (``uvms_sim/config``, which every
+install has: pip, a wheel, editable, colcon; ``config/`` in the source tree points there).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def config_dirs() -> list[Path]:
             pass
     except ImportError:
         pass
-    dirs.append(Path(__file__).resolve().parents[2] / "config")
+    dirs.append(Path(__file__).resolve().parents[1] / "config")
     return [d for d in dirs if d.is_dir()]
 
 

@@ -22,7 +22,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from ..log import logger
 
-INTERFACES = Path(__file__).resolve().parents[2] / "interfaces"
+INTERFACES = Path(__file__).resolve().parents[1] / "interfaces"
 COMMAND_TYPES = ("mavros_msgs/msg/RCOut", "std_msgs/msg/UInt16MultiArray")
 OVERRIDE_TYPE = "mavros_msgs/msg/OverrideRCIn"
 STATE_TYPE = "mavros_msgs/msg/State"
@@ -39,7 +39,7 @@ class BagError(ValueError):
 
 
 def typestore():
-    """Kilted's message types plus the mavros_msgs definitions kept in ``interfaces/``."""
+    """Kilted's message types plus the mavros_msgs definitions kept in ``uvms_sim/interfaces/``."""
     store = get_typestore(Stores.ROS2_KILTED)
     types = {}
     for path in sorted((INTERFACES / "mavros_msgs" / "msg").glob("*.msg")):

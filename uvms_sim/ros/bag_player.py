@@ -8,16 +8,24 @@ RC override instead goes to the node's MAVROS interface, as the pilot's station 
 ``mavros/rc/override``, and each mavros State of the bag as ``mavros/cmd/arming`` and
 ``mavros/set_mode`` requests. /clock carries the bag's own time, so recorders and tools with
 ``use_sim_time`` follow the bag.
+
+A bag that logs commands only when they change (a servo log, a pilot who holds a stick) would
+let the simulator's ``command_timeout`` (0.5 s) or ArduSub's pilot-input failsafe (3 s) drop
+the vehicle to neutral between changes: the last command is published again every
+``resend`` seconds (0.1 s), as an autopilot streams its servo outputs and a ground station its
+overrides. Ctrl-C stops the playback quietly (exit 130).
 """
 
 from __future__ import annotations
 
+import sys
 import time
 
 import rclpy
 from builtin_interfaces.msg import Time
 from mavros_msgs.msg import OverrideRCIn
 from mavros_msgs.srv import CommandBool, SetMode
+from rclpy.executors import ExternalShutdownException
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import UInt16MultiArray
 
@@ -31,12 +39,15 @@ def play(
     context=None,
     topic: str = "thrusters/pwm",
     mavros: str = "mavros",
+    resend: float = 0.1,
 ) -> int:
-    """Publish the commands at their bag times (x ``rate``); returns 0 when the bag is done."""
+    """Publish the commands at their bag times (x ``rate``), the last one again every
+    ``resend`` s; returns 0 when the bag is done, 130 when stopped by Ctrl-C."""
     own = context is None and not rclpy.ok()
     if own:
         rclpy.init()
     node = rclpy.create_node("bag_player", context=context)
+    t = 0.0
     try:
         pilot = bag.command_source == "rc_override"
         if pilot:
@@ -54,7 +65,7 @@ def play(
         k_state = 0
         wall0 = time.monotonic()
         k = 0
-        t = 0.0
+        sent = -float("inf")  # bag time of the last command published
         while t <= end:
             t = (time.monotonic() - wall0) * rate
             while k_state < len(t_state) and t_state[k_state] <= t:
@@ -62,17 +73,26 @@ def play(
                 set_mode.call_async(SetMode.Request(custom_mode=mode))
                 arming.call_async(CommandBool.Request(value=armed))
                 k_state += 1
+            due = k < len(t_cmd) and t_cmd[k] <= t
             while k < len(t_cmd) and t_cmd[k] <= t:
-                if pilot:
-                    pwm_pub.publish(OverrideRCIn(channels=[int(x) for x in pwm[k]]))
-                else:
-                    pwm_pub.publish(UInt16MultiArray(data=[int(x) for x in pwm[k]]))
                 k += 1
+            if k and (due or t - sent >= resend * rate):  # the newest due command, or the last again
+                values = [int(x) for x in pwm[k - 1]]
+                pwm_pub.publish(OverrideRCIn(channels=values) if pilot else UInt16MultiArray(data=values))
+                sent = t
             ns = bag.start_ns + round(t * 1e9)
             clock_pub.publish(Clock(clock=Time(sec=ns // 10**9, nanosec=ns % 10**9)))
             time.sleep(1.0 / clock_rate)
         return 0
+    except (KeyboardInterrupt, ExternalShutdownException):
+        print(f"stopped at {t:.1f} s of the bag", file=sys.stderr)
+        return 130
+    except Exception:
+        if node.context.ok():
+            raise
+        print(f"stopped at {t:.1f} s of the bag", file=sys.stderr)  # Ctrl-C shut the context down
+        return 130
     finally:
         node.destroy_node()
         if own:
-            rclpy.shutdown()
+            rclpy.try_shutdown()

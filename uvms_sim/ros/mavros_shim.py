@@ -23,8 +23,11 @@ Under ``<namespace>`` (default ``mavros``, relative to the node's namespace):
 - ``rc/out`` (RCOut): the servo PWM the autopilot applies, channel n = SERVOn.
 - ``rc/in`` (RCIn): the RC channels in effect (with override), rssi 255.
 - ``imu/data`` (sensor_msgs/Imu, SensorDataQoS, frame base_link, ENU/FLU as MAVROS converts).
-- ``local_position/pose`` (PoseStamped, frame map) and ``local_position/odom`` (Odometry, map
-  -> base_link), SensorDataQoS: the true pose (a real ArduSub needs a position source).
+- ``local_position/pose`` (PoseStamped) and ``local_position/odom`` (Odometry, twist in the
+  child frame), SensorDataQoS: the true pose in the node's world frame (a real ArduSub needs
+  a position source), stamped with the node parameters ``local_position_frame_id`` (default:
+  the world frame, ``map``) and ``local_position_child_frame_id`` (default: the vehicle's
+  base_link, prefix included), frames that exist in the published TF tree.
 - ``global_position/rel_alt`` (std_msgs/Float64, SensorDataQoS): metres above the start
   (negative below it).
 - services ``cmd/arming`` (mavros_msgs/CommandBool) and ``set_mode`` (mavros_msgs/SetMode).
@@ -85,6 +88,9 @@ class MavrosShim:
         node.create_service(SetMode, ns + "set_mode", self.on_set_mode)
         self.last_override = -np.inf  # simulated time: the autopilot lives in the simulation
         self.outputs = {m: 1500.0 for m in FRAMES[frame]}
+        param = node.get_parameter
+        self.local_frame = param("local_position_frame_id").value or node.world_frame or node.frame_id
+        self.local_child = param("local_position_child_frame_id").value or io.frames.flu
         self.start_depth = None
         self.state_dirty = False  # mavros/state to publish at the next publish period
         self.publish_state()
@@ -193,18 +199,22 @@ class MavrosShim:
             self.rc_in_pub.publish(rc)
         if wanted(self.imu_pub):
             self.imu_pub.publish(imu)
-        if wanted(self.pose_pub):
+        want_pose, want_odom = wanted(self.pose_pub), wanted(self.odom_pub)
+        if want_pose or want_odom:
+            in_world = self.node.world_pose(odom.pose.pose)
+        if want_pose:
             pose = PoseStamped()
             pose.header.stamp = stamp
-            pose.header.frame_id = "map"
-            pose.pose = odom.pose.pose
+            pose.header.frame_id = self.local_frame
+            pose.pose = in_world
             self.pose_pub.publish(pose)
-        if wanted(self.odom_pub):
+        if want_odom:
             local = Odometry()
             local.header.stamp = stamp
-            local.header.frame_id = "map"
-            local.child_frame_id = "base_link"
-            local.pose, local.twist = odom.pose, odom.twist
+            local.header.frame_id = self.local_frame
+            local.child_frame_id = self.local_child
+            local.pose.pose, local.pose.covariance = in_world, odom.pose.covariance
+            local.twist = odom.twist
             self.odom_pub.publish(local)
         if wanted(self.alt_pub):
             self.alt_pub.publish(Float64(data=float(z - self.start_depth)))

@@ -8,6 +8,15 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   ``use_sim_time`` is true), ``real_time_factor`` (1.0; 0 = as fast as possible).
 - ``frame_id`` (``odom``), ``frame_prefix`` (``""``, prepended to every TF frame, for several
   simulator nodes in one graph).
+- ``world_frame`` (``map``; ``""``: none): a world frame shared by every simulator node, not
+  prefixed; each node publishes the static transform from it to its own ``odom``, placed by
+  ``world_offset`` = [x, y, yaw] (m, m, rad, ENU; default [0, 0, 0]), so that vehicles
+  simulated in separate nodes appear together in RViz or Foxglove. The depth axis is shared:
+  z = 0 is the water surface in every ``odom``.
+- ``local_position_frame_id`` and ``local_position_child_frame_id`` (``""``: the world frame
+  and the vehicle's base_link, prefix included), as MAVROS's local_position
+  ``frame_id`` / ``tf.child_frame_id``: the frames that stamp ``mavros/local_position/*``,
+  whose pose is the vehicle's pose in the world frame.
 - ``command_timeout`` (s, 0.5): an input older than this is dropped (thrusters to 1500 us,
   joints to zero effort, wrench to zero) with one warning.
 - ``publish_joint_wrenches`` (false): also publish every joint's reaction wrench.
@@ -49,9 +58,11 @@ one description each vehicle's topics are under ``<vehicle>/``):
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import logging
 import math
+import signal
 import sys
 import threading
 import time
@@ -59,18 +70,20 @@ import time
 import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import PoseStamped, WrenchStamped
+from geometry_msgs.msg import Pose, PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.time import Time as RclpyTime
+from rclpy.utilities import remove_ros_args
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import FluidPressure, Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray, UInt16MultiArray
 from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
+from transforms3d.quaternions import qmult
 
 from .. import frames
 from ..actuators.joints import JointMotors
@@ -100,6 +113,10 @@ PARAMETERS = {
     "sitl_port": 0,
     "sitl_bind": "127.0.0.1",
     "battery_voltage": 0.0,
+    "world_frame": "map",
+    "world_offset": [0.0, 0.0, 0.0],
+    "local_position_frame_id": "",
+    "local_position_child_frame_id": "",
 }
 
 
@@ -130,6 +147,18 @@ def check_parameter(name: str, value):
         if not isinstance(value, str):
             raise ValueError(f"parameter {name}: expected a text, got {value!r}")
         return value
+    if isinstance(default, list):
+        values = list(value) if isinstance(value, list | tuple) else None
+        if (
+            values is None
+            or len(values) != len(default)
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in values)
+            or not all(math.isfinite(x) and abs(x) <= MAX_POSITION for x in values)
+        ):
+            raise ValueError(
+                f"parameter {name}: expected {len(default)} finite numbers (m, m, rad), got {value!r}"
+            )
+        return [float(x) for x in values]
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"parameter {name}: expected a number, got {value!r}")
     if isinstance(default, int) and value != int(value):
@@ -327,7 +356,9 @@ class SimulatorNode(Node):
         values = {name: check_parameter(name, self.get_parameter(name).value) for name in PARAMETERS}
         values["use_sim_time"] = self.get_parameter("use_sim_time").value
         get = values.__getitem__
-        self.system = load(resolve(get("description")))
+        self.description_path = resolve(get("description"))
+        self.system = load(self.description_path)
+        self.rates = {k: float(get(k)) for k in ("physics_rate", "publish_rate", "clock_rate", "autopilot_rate")}
         self.sim = Simulator.from_system(self.system)
         model = self.sim.model
         self.motors = (
@@ -341,6 +372,9 @@ class SimulatorNode(Node):
         self.step_count = 0
         self.rtf = float(get("real_time_factor"))
         self.frame_id = get("frame_prefix") + get("frame_id")
+        self.world_frame = get("world_frame")
+        x, y, yaw = get("world_offset")
+        self.world_offset = np.array([x, y, 0.0]), yaw  # odom in the world frame (ENU)
         self.timeout = float(get("command_timeout"))
         self.sim_time = bool(get("use_sim_time"))
         self._warned: dict[str, float] = {}
@@ -414,6 +448,47 @@ class SimulatorNode(Node):
             ns = round(self.sim.state.t * 1e9)
             return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
         return self.get_clock().now().to_msg()
+
+    def summary(self) -> str:
+        """One line saying what runs: description, vehicles, DOF, frames, rates and time."""
+        vehicles = []
+        mavros = self.get_parameter("mavros_namespace").value
+        for io in self.vehicles:
+            if self.sitl is not None:
+                driver = f"ArduSub SITL on {self.sitl.bind}:{self.sitl.port}"
+            elif io.shim is not None:
+                driver = f"emulated ArduSub {io.shim.autopilot.frame} on {io.ns}{mavros}/"
+            else:
+                driver = f"{io.ns}thrusters/pwm" if io.thrusters else "no thrusters"
+            vehicles.append(f"{io.frames.name} ({len(io.thrusters)} thrusters, {driver})")
+        r = self.rates
+        world = f"{self.world_frame} -> " if self.world_frame else ""
+        clock = f"simulated time (/clock at {r['clock_rate']:g} Hz)" if self.sim_time else "wall-clock time"
+        pace = "as fast as possible" if self.rtf == 0 else f"real-time factor {self.rtf:g}"
+        return (
+            f"{self.system.name} from {self.description_path}: {len(self.vehicles)} vehicle(s): "
+            f"{', '.join(vehicles)}; {self.sim.model.nv} DOF; TF {world}{self.frame_id} -> "
+            f"{', '.join(io.frames.flu for io in self.vehicles)}; physics {r['physics_rate']:g} Hz, "
+            f"publish {r['publish_rate']:g} Hz; {clock}, {pace}"
+        )
+
+    def world_pose(self, pose: Pose) -> Pose:
+        """A pose in ``odom`` expressed in the world frame (``world_offset``); unchanged
+        without a world frame."""
+        if not self.world_frame:
+            return pose
+        offset, yaw = self.world_offset
+        c, s = np.cos(yaw), np.sin(yaw)
+        p, o = pose.position, pose.orientation
+        out = Pose()
+        out.position.x = float(offset[0] + c * p.x - s * p.y)
+        out.position.y = float(offset[1] + s * p.x + c * p.y)
+        out.position.z = float(p.z)
+        w, x, y, z = qmult([np.cos(yaw / 2.0), 0.0, 0.0, np.sin(yaw / 2.0)], [o.w, o.x, o.y, o.z])
+        out.orientation.w, out.orientation.x, out.orientation.y, out.orientation.z = (
+            float(w), float(x), float(y), float(z),
+        )  # fmt: skip
+        return out
 
     def destroy_node(self) -> None:
         core_logger.removeHandler(self.log_handler)
@@ -631,6 +706,10 @@ class SimulatorNode(Node):
         stamp = self.stamp()
         prefix = self.get_parameter("frame_prefix").value
         out = [messages.transform(stamp, self.frame_id, prefix + "odom_ned", frames.NED_TO_ENU, np.zeros(3))]
+        if self.world_frame:
+            offset, yaw = self.world_offset
+            quat = np.array([np.cos(yaw / 2.0), 0.0, 0.0, np.sin(yaw / 2.0)])
+            out.append(messages.transform(stamp, self.world_frame, self.frame_id, None, offset, quat))
         for io in self.vehicles:
             out.append(
                 messages.transform(stamp, io.frames.flu, io.frames.frd, frames.FLU_TO_FRD, np.zeros(3))
@@ -683,24 +762,52 @@ class SimulatorNode(Node):
                 pub.publish(w)
 
 
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    """The command line without its ROS arguments: ``-h``/``--help`` prints the parameters,
+    topics and services and exits; anything else is an error (exit 2)."""
+    doc = __doc__ or ""
+    parser = argparse.ArgumentParser(
+        prog="simulator",
+        description="uvms_sim simulator node: " + doc.splitlines()[0].split(": ", 1)[-1],
+        epilog="usage with ROS arguments: simulator --ros-args -p name:=value | --params-file FILE "
+        "| -r __ns:=/rov1\n\n" + doc[doc.find("Parameters") :],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser.parse_args(remove_ros_args(argv)[1:])
+
+
 def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args if args is not None else sys.argv)
+    argv = list(args if args is not None else sys.argv)
+    parse_arguments(argv)
+    node: SimulatorNode | None = None
+    code = 0
     try:
-        node = SimulatorNode()
-    except (ConfigError, ValueError) as exc:  # a bad description or parameter: one line, no traceback
-        print(f"simulator: error: {exc}", file=sys.stderr)
-        rclpy.shutdown()
-        sys.exit(2)
-    try:
-        rclpy.spin(node)
+        rclpy.init(args=argv)
+        try:
+            node = SimulatorNode()
+        except Exception as exc:
+            if not rclpy.ok():  # Ctrl-C while starting: the context was shut down under it
+                code = 130
+            elif isinstance(exc, ConfigError | ValueError):  # a bad description or parameter
+                print(f"simulator: error: {exc}", file=sys.stderr)
+                code = 2
+            else:
+                raise
+        else:
+            node.get_logger().info(node.summary())
+            rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C, or SIGTERM from a launcher
-        pass
+        code = code if node is not None else 130  # interrupted while starting
     finally:
-        node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
-    if node.failed is not None:  # the physics thread died: a launcher's respawn can act on it
-        sys.exit(1)
+        # a second Ctrl-C while shutting down must not end in a traceback
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if node is not None:
+            node.destroy_node()
+            if node.failed is not None:  # the physics thread died: a launcher's respawn can act on it
+                code = 1
+        rclpy.try_shutdown()
+    if code:
+        sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
-"""Build the ROS 2 interface packages kept in ``interfaces/`` into a virtual environment.
+"""Build the ROS 2 interface packages kept in ``uvms_sim/interfaces/`` into an environment.
 
-tf2_msgs and mavros_msgs have no PyPI wheel. On a machine without a ROS install this script
-builds real rosidl interface packages from the definitions in ``interfaces/`` with the
-ament_cmake / rosidl toolchain that the ``ros-*`` wheels install, and installs them into the
-environment prefix so that ``from mavros_msgs.msg import OverrideRCIn`` works there.
+tf2_msgs and mavros_msgs have no PyPI wheel. On a machine without a ROS install this builds
+real rosidl interface packages from the definitions shipped in the package
+(``uvms_sim/interfaces/``, field for field as upstream) with the ament_cmake / rosidl toolchain
+that the ``ros-*`` wheels install, and installs them into the environment prefix so that
+``from mavros_msgs.msg import OverrideRCIn`` works there. It needs cmake and a C++ compiler.
 
 A package that is already importable (a sourced ROS install, or a previous build) is skipped.
 
-Usage: python tools/build_interfaces.py [--prefix PREFIX] [--force] [PACKAGE ...]
+Usage: ``uvms-sim build-interfaces [--prefix PREFIX] [--force] [PACKAGE ...]`` (or
+``python -m uvms_sim.rosidl_build``, which ``make setup`` runs from the source tree).
 """
 
 from __future__ import annotations
@@ -19,11 +21,10 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-INTERFACES = ROOT / "interfaces"
-BUILD = ROOT / "build" / "interfaces"
+INTERFACES = Path(__file__).resolve().parent / "interfaces"
 
 
 def importable(package: str, python: str) -> bool:
@@ -76,12 +77,10 @@ def fix_python_exports(prefix: Path, python: str) -> int:
     return changed
 
 
-def build(package: str, prefix: Path, python: str, jobs: int) -> None:
+def build(package: str, prefix: Path, python: str, jobs: int, build_root: Path) -> None:
     """Configure, build and install one interface package into ``prefix``."""
     source = INTERFACES / package
-    build_dir = BUILD / package
-    if build_dir.exists():
-        shutil.rmtree(build_dir)
+    build_dir = build_root / package
     env = dict(os.environ)
     env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"
     env["CMAKE_PREFIX_PATH"] = str(prefix)
@@ -111,17 +110,21 @@ def build(package: str, prefix: Path, python: str, jobs: int) -> None:
             )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="uvms-sim build-interfaces", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--prefix", default=sys.prefix, help="install prefix (default: this Python's environment)"
     )
     parser.add_argument("--force", action="store_true", help="build even when the package is importable")
-    parser.add_argument("packages", nargs="*", help="packages under interfaces/ (default: all)")
-    args = parser.parse_args()
+    parser.add_argument("packages", nargs="*", help="packages under uvms_sim/interfaces/ (default: all)")
+    args = parser.parse_args(argv)
     prefix = Path(args.prefix).resolve()
     python = str(prefix / "bin" / "python") if (prefix / "bin" / "python").exists() else sys.executable
-    packages = args.packages or sorted(p.name for p in INTERFACES.iterdir() if (p / "package.xml").exists())
+    shipped = sorted(p.name for p in INTERFACES.iterdir() if (p / "package.xml").exists())
+    unknown = sorted(set(args.packages) - set(shipped))
+    if unknown:  # checked before a name reaches a command line
+        raise SystemExit(f"build_interfaces: no interface package {unknown}; shipped: {shipped}")
+    packages = args.packages or shipped
     todo = [p for p in packages if args.force or not importable(p, python)]
     for p in sorted(set(packages) - set(todo)):
         print(f"build_interfaces: {p} is importable, not building it")
@@ -135,11 +138,12 @@ def main() -> None:
     fixed = fix_python_exports(prefix, python)
     print(f"build_interfaces: pointed {fixed} message export file(s) at {sysconfig.get_paths()['include']}")
     jobs = os.cpu_count() or 2
-    for package in todo:
-        print(f"build_interfaces: building {package} into {prefix}", flush=True)
-        build(package, prefix, python, jobs)
-        if not importable(package, python):
-            raise SystemExit(f"build_interfaces: {package} was built but does not import from {python}")
+    with tempfile.TemporaryDirectory(prefix="uvms_sim_interfaces_") as build_root:
+        for package in todo:
+            print(f"build_interfaces: building {package} into {prefix}", flush=True)
+            build(package, prefix, python, jobs, Path(build_root))
+            if not importable(package, python):
+                raise SystemExit(f"build_interfaces: {package} was built but does not import from {python}")
     print("build_interfaces: done")
 
 
