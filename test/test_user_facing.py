@@ -1,0 +1,268 @@
+"""The node and the commands as a user meets them: --help, Ctrl-C, the start summary, a shared
+world frame for vehicles in separate nodes, MAVROS frame ids that exist in TF, live replay of a
+bag that logs commands only on change, and ``uvms-sim record`` / ``echo`` over real DDS."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
+from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
+from ros_helpers import ros_context, simulator, spin_until
+from tf2_msgs.msg import TFMessage
+
+pytestmark = pytest.mark.ros
+BIN = Path(sys.executable).parent
+
+
+def test_simulator_help_and_unknown_arguments():
+    """``simulator --help`` prints the parameters and exits 0 without starting a node; an
+    unknown argument is a one-line usage error (exit 2)."""
+    run = subprocess.run([BIN / "simulator", "--help"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "world_frame" in run.stdout and "--ros-args" in run.stdout
+    assert "[INFO]" not in run.stdout + run.stderr
+    bad = subprocess.run([BIN / "simulator", "--bogus"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("delay", [0.2, 0.6, 0.8, 1.0, 3.0])
+def test_ctrl_c_at_any_moment_ends_without_a_traceback(delay):
+    """SIGINT while Python loads, while the node is built, or while it runs (and a second one
+    while it shuts down): no traceback; exit 0 once running, 130 before (or killed by the
+    signal, -2, while the ROS wheels' start-up hook re-executes Python, before Python handles
+    signals)."""
+    proc = subprocess.Popen(
+        [BIN / "simulator", "--ros-args", "-p", "description:=bluerov2_heavy"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert "Traceback" not in out, out
+    assert proc.returncode in (0, 130, -signal.SIGINT), out
+    if "bluerov2_heavy from" in out:  # the summary line: it was running
+        assert "1 vehicle(s): bluerov2_heavy (8 thrusters, emulated ArduSub vectored_6dof" in out
+
+
+def test_summary_line_says_what_runs():
+    with simulator(description="bluerov2", use_sim_time=True, real_time_factor=0.0) as (sim, _u, _e):
+        line = sim.summary()
+    assert "bluerov2 from" in line and "bluerov2.yaml" in line
+    assert "1 vehicle(s): bluerov2 (6 thrusters, emulated ArduSub vectored on mavros/)" in line
+    assert "6 DOF" in line and "TF map -> odom -> base_link" in line
+    assert "physics 500 Hz, publish 50 Hz" in line and "simulated time (/clock at 250 Hz)" in line
+    assert "as fast as possible" in line
+
+
+def _node(ctx, ns, params):
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+
+    from uvms_sim.ros.node import SimulatorNode
+
+    node = SimulatorNode(
+        context=ctx, namespace=ns, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+    )
+    executor = SingleThreadedExecutor(context=ctx)
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    return node, executor
+
+
+def _yaw(q) -> float:
+    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+
+
+def test_vehicles_in_separate_nodes_share_a_world_frame():
+    """Two simulator nodes (rov1, rov2, frame prefixes) each publish map -> <prefix>odom from
+    their ``world_offset`` on /tf_static; composing it with the odometry places both vehicles
+    in ``map``, 4 m apart as configured. mavros/local_position is stamped map /
+    rov1/base_link (frames in the TF tree) and is that same world pose."""
+    import rclpy
+
+    with ros_context() as (ctx, executor):
+        nodes = [
+            _node(ctx, "rov1", {"description": "bluerov2", "frame_prefix": "rov1/", "world_offset": [0.0, 0.0, 0.0]}),
+            _node(ctx, "rov2", {"description": "bluerov2", "frame_prefix": "rov2/", "world_offset": [4.0, 0.0, math.pi / 2]}),
+        ]  # fmt: skip
+        user = rclpy.create_node("user", context=ctx)
+        executor.add_node(user)
+        static: dict = {}
+        got: dict = {}
+        latched = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+        def on_static(msg: TFMessage) -> None:
+            for t in msg.transforms:
+                static[(t.header.frame_id, t.child_frame_id)] = t.transform
+
+        user.create_subscription(TFMessage, "/tf_static", on_static, latched)
+        for ns in ("rov1", "rov2"):
+            user.create_subscription(Odometry, f"/{ns}/odom", lambda m, ns=ns: got.__setitem__(ns, m), 10)
+        user.create_subscription(
+            PoseStamped, "/rov2/mavros/local_position/pose", lambda m: got.__setitem__("pose", m),
+            qos_profile_sensor_data,
+        )  # fmt: skip
+        user.create_subscription(
+            Odometry, "/rov2/mavros/local_position/odom", lambda m: got.__setitem__("lodom", m),
+            qos_profile_sensor_data,
+        )  # fmt: skip
+        try:
+            keys = {("map", "rov1/odom"), ("map", "rov2/odom")}
+            assert spin_until(
+                executor, lambda: keys <= set(static) and {"rov1", "rov2", "pose", "lodom"} <= set(got)
+            )
+            world = {}
+            for ns in ("rov1", "rov2"):
+                tf = static[("map", f"{ns}/odom")]
+                yaw = _yaw(tf.rotation)
+                p = got[ns].pose.pose.position
+                c, s = math.cos(yaw), math.sin(yaw)
+                world[ns] = np.array(
+                    [tf.translation.x + c * p.x - s * p.y, tf.translation.y + s * p.x + c * p.y, p.z]
+                )
+            assert static[("map", "rov2/odom")].translation.x == 4.0
+            assert _yaw(static[("map", "rov2/odom")].rotation) == pytest.approx(math.pi / 2)
+            assert np.linalg.norm(world["rov2"][:2] - world["rov1"][:2]) == pytest.approx(4.0, abs=0.05)
+            pose, lodom = got["pose"], got["lodom"]
+            assert pose.header.frame_id == "map" and lodom.header.frame_id == "map"
+            assert lodom.child_frame_id == "rov2/base_link"
+            assert pose.pose.position.x == pytest.approx(world["rov2"][0], abs=0.05)
+            assert pose.pose.position.y == pytest.approx(world["rov2"][1], abs=0.05)
+            odom_yaw = _yaw(got["rov2"].pose.pose.orientation)
+            turn = _yaw(pose.pose.orientation) - (odom_yaw + math.pi / 2)
+            assert abs(math.remainder(turn, 2 * math.pi)) < 0.02
+        finally:
+            for node, ex in nodes:
+                ex.shutdown()
+                node.destroy_node()
+
+
+def test_frame_id_parameters_and_a_node_without_world_frame():
+    """``local_position_frame_id`` / ``_child_frame_id`` stamp local_position as MAVROS's do;
+    ``world_frame`` "" publishes no world transform and local_position falls back to odom."""
+    with simulator(world_frame="", local_position_child_frame_id="fcu") as (sim, user, executor):
+        got: dict = {}
+        user.create_subscription(
+            Odometry, "mavros/local_position/odom", lambda m: got.__setitem__("o", m), qos_profile_sensor_data
+        )
+        latched = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        user.create_subscription(TFMessage, "/tf_static", lambda m: got.__setitem__("s", m), latched)
+        assert spin_until(executor, lambda: {"o", "s"} <= set(got))
+        assert got["o"].header.frame_id == "odom" and got["o"].child_frame_id == "fcu"
+        assert all(t.header.frame_id != "map" for t in got["s"].transforms)
+    with pytest.raises(ValueError, match="world_offset: expected 3 finite numbers"):
+        with simulator(world_offset=[1.0, float("nan"), 0.0]):
+            pass
+
+
+def test_live_replay_holds_commands_logged_only_on_change(tmp_path):
+    """A bag with a command change every 2 s (a log that records changes only): played live
+    into a node whose command_timeout is 0.5 s, the thrusters hold each command for its whole
+    2 s (the player repeats the last one every 0.1 s) and never fall to neutral."""
+    from uvms_sim.replay.bag import read_bag, rcout_message, typestore, write_bag
+    from uvms_sim.ros.bag_player import play
+
+    start = 1_700_000_000 * 10**9
+    store = typestore()
+    pwm = [[1500] * 4 + [p] * 4 for p in (1700, 1650, 1700)]
+    cmds = [(start + k * 2 * 10**9, rcout_message(store, start + k * 2 * 10**9, pwm[k])) for k in range(3)]
+    write_bag(tmp_path / "sparse", {"/mavros/rc/out": ("mavros_msgs/msg/RCOut", cmds)})
+    bag = read_bag(tmp_path / "sparse")
+    with simulator(description="bluerov2_heavy", ardusub_frame="none", command_timeout=0.5) as (
+        sim,
+        _u,
+        executor,
+    ):
+        result: dict = {}
+        player = threading.Thread(target=lambda: result.setdefault("rc", play(bag, context=sim.context)))
+        player.start()
+        seen = []
+        while player.is_alive():
+            seen.append(float(sim.sim.thrusters.pwm[4]))
+            executor.spin_once(timeout_sec=0.05)
+        player.join()
+        assert result["rc"] == 0
+        assert len(seen) > 60
+        started = seen[next(k for k, v in enumerate(seen) if v != 1500.0) :]
+        assert min(started) >= 1650.0, "dropped to neutral between logged changes"
+
+
+def test_record_and_echo_without_ros2_cli(tmp_path):
+    """``uvms-sim record`` (its own process) writes the live topics of a running simulator into
+    a rosbag2 directory that ``uvms-sim replay``'s reader takes (rc/out commands, odometry);
+    ``uvms-sim echo odom --count 1`` prints one Odometry as YAML; an existing output directory
+    and a topic that never appears are one-line errors."""
+    import yaml
+
+    from uvms_sim.replay.bag import read_bag
+
+    env = dict(os.environ)
+    with simulator(description="bluerov2_heavy") as (sim, _user, executor):
+        out = tmp_path / "live"
+        rec = subprocess.Popen(
+            [BIN / "uvms-sim", "record", str(out), "/odom", "/mavros/rc/out", "/nothing", "--duration", "4"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        )  # fmt: skip
+        echo = subprocess.run(
+            [BIN / "uvms-sim", "echo", "odom", "--count", "1"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+        while rec.poll() is None:
+            executor.spin_once(timeout_sec=0.1)
+        log = rec.communicate()[0]
+        assert rec.returncode == 0, log
+        assert "not recorded: /nothing: no publisher seen" in log
+        assert echo.returncode == 0, echo.stderr
+        first = yaml.safe_load(echo.stdout.split("---")[0])
+        assert first["header"]["frame_id"] == "odom" and first["child_frame_id"] == "base_link"
+        bag = read_bag(out)
+        assert bag.command_topic == "/mavros/rc/out" and bag.odometry_topic == "/odom"
+        assert len(bag.commands.t) > 20 and len(bag.odometry.t) > 20
+        again = subprocess.run(
+            [BIN / "uvms-sim", "record", str(out)], capture_output=True, text=True, timeout=60
+        )
+        assert again.returncode == 2 and "exists" in again.stderr
+        none = subprocess.run(
+            [BIN / "uvms-sim", "echo", "/no_such_topic", "--timeout", "1"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert none.returncode == 1 and "no publisher of /no_such_topic" in none.stderr
+
+
+def test_demo_subcommand_and_replay_live_without_config(tmp_path):
+    """``uvms-sim demo`` takes the demo's own options; ``replay BAG --live`` needs no --config,
+    and a replay without --live and without --config says so in one line."""
+    run = subprocess.run([BIN / "uvms-sim", "demo", "--help"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "--rtf" in run.stdout and "--leg" in run.stdout
+    from uvms_sim.replay.bag import rcout_message, typestore, write_bag
+
+    store = typestore()
+    write_bag(
+        tmp_path / "b",
+        {"/mavros/rc/out": ("mavros_msgs/msg/RCOut", [(10**9, rcout_message(store, 10**9, [1500] * 8))])},
+    )
+    no_config = subprocess.run(
+        [BIN / "uvms-sim", "replay", str(tmp_path / "b")], capture_output=True, text=True, timeout=60
+    )
+    assert no_config.returncode == 2 and "needs --config" in no_config.stderr
