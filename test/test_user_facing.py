@@ -28,10 +28,14 @@ BIN = Path(sys.executable).parent
 def test_simulator_help_and_unknown_arguments():
     """``simulator --help`` prints the parameters and exits 0 without starting a node; an
     unknown argument is a one-line usage error (exit 2)."""
-    run = subprocess.run([BIN / "simulator", "--help"], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [BIN / "simulator", "--help"], check=False, capture_output=True, text=True, timeout=60
+    )
     assert run.returncode == 0 and "world_frame" in run.stdout and "--ros-args" in run.stdout
     assert "[INFO]" not in run.stdout + run.stderr
-    bad = subprocess.run([BIN / "simulator", "--bogus"], capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [BIN / "simulator", "--bogus"], check=False, capture_output=True, text=True, timeout=60
+    )
     assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr
     assert "Traceback" not in bad.stderr
 
@@ -97,10 +101,11 @@ def test_vehicles_in_separate_nodes_share_a_world_frame():
     import rclpy
 
     with ros_context() as (ctx, executor):
+        offsets = {"rov1": [0.0, 0.0, 0.0], "rov2": [4.0, 0.0, math.pi / 2]}
         nodes = [
-            _node(ctx, "rov1", {"description": "bluerov2", "frame_prefix": "rov1/", "world_offset": [0.0, 0.0, 0.0]}),
-            _node(ctx, "rov2", {"description": "bluerov2", "frame_prefix": "rov2/", "world_offset": [4.0, 0.0, math.pi / 2]}),
-        ]  # fmt: skip
+            _node(ctx, ns, {"description": "bluerov2", "frame_prefix": f"{ns}/", "world_offset": offset})
+            for ns, offset in offsets.items()
+        ]
         user = rclpy.create_node("user", context=ctx)
         executor.add_node(user)
         static: dict = {}
@@ -156,7 +161,7 @@ def test_vehicles_in_separate_nodes_share_a_world_frame():
 def test_frame_id_parameters_and_a_node_without_world_frame():
     """``local_position_frame_id`` / ``_child_frame_id`` stamp local_position as MAVROS's do;
     ``world_frame`` "" publishes no world transform and local_position falls back to odom."""
-    with simulator(world_frame="", local_position_child_frame_id="fcu") as (sim, user, executor):
+    with simulator(world_frame="", local_position_child_frame_id="fcu") as (_sim, user, executor):
         got: dict = {}
         user.create_subscription(
             Odometry, "mavros/local_position/odom", lambda m: got.__setitem__("o", m), qos_profile_sensor_data
@@ -175,7 +180,7 @@ def test_live_replay_holds_commands_logged_only_on_change(tmp_path):
     """A bag with a command change every 2 s (a log that records changes only): played live
     into a node whose command_timeout is 0.5 s, the thrusters hold each command for its whole
     2 s (the player repeats the last one every 0.1 s) and never fall to neutral."""
-    from uvms_sim.replay.bag import read_bag, rcout_message, typestore, write_bag
+    from uvms_sim.replay.bag import rcout_message, read_bag, typestore, write_bag
     from uvms_sim.ros.bag_player import play
 
     start = 1_700_000_000 * 10**9
@@ -213,7 +218,7 @@ def test_record_and_echo_without_ros2_cli(tmp_path):
     from uvms_sim.replay.bag import read_bag
 
     env = dict(os.environ)
-    with simulator(description="bluerov2_heavy") as (sim, _user, executor):
+    with simulator(description="bluerov2_heavy") as (_sim, _user, executor):
         out = tmp_path / "live"
         rec = subprocess.Popen(
             [BIN / "uvms-sim", "record", str(out), "/odom", "/mavros/rc/out", "/nothing", "--duration", "4"],
@@ -221,6 +226,7 @@ def test_record_and_echo_without_ros2_cli(tmp_path):
         )  # fmt: skip
         echo = subprocess.run(
             [BIN / "uvms-sim", "echo", "odom", "--count", "1"],
+            check=False,
             capture_output=True,
             text=True,
             timeout=60,
@@ -238,11 +244,12 @@ def test_record_and_echo_without_ros2_cli(tmp_path):
         assert bag.command_topic == "/mavros/rc/out" and bag.odometry_topic == "/odom"
         assert len(bag.commands.t) > 20 and len(bag.odometry.t) > 20
         again = subprocess.run(
-            [BIN / "uvms-sim", "record", str(out)], capture_output=True, text=True, timeout=60
+            [BIN / "uvms-sim", "record", str(out)], check=False, capture_output=True, text=True, timeout=60
         )
         assert again.returncode == 2 and "exists" in again.stderr
         none = subprocess.run(
             [BIN / "uvms-sim", "echo", "/no_such_topic", "--timeout", "1"],
+            check=False,
             capture_output=True,
             text=True,
             timeout=60,
@@ -253,7 +260,9 @@ def test_record_and_echo_without_ros2_cli(tmp_path):
 def test_demo_subcommand_and_replay_live_without_config(tmp_path):
     """``uvms-sim demo`` takes the demo's own options; ``replay BAG --live`` needs no --config,
     and a replay without --live and without --config says so in one line."""
-    run = subprocess.run([BIN / "uvms-sim", "demo", "--help"], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [BIN / "uvms-sim", "demo", "--help"], check=False, capture_output=True, text=True, timeout=60
+    )
     assert run.returncode == 0 and "--rtf" in run.stdout and "--leg" in run.stdout
     from uvms_sim.replay.bag import rcout_message, typestore, write_bag
 
@@ -263,6 +272,10 @@ def test_demo_subcommand_and_replay_live_without_config(tmp_path):
         {"/mavros/rc/out": ("mavros_msgs/msg/RCOut", [(10**9, rcout_message(store, 10**9, [1500] * 8))])},
     )
     no_config = subprocess.run(
-        [BIN / "uvms-sim", "replay", str(tmp_path / "b")], capture_output=True, text=True, timeout=60
+        [BIN / "uvms-sim", "replay", str(tmp_path / "b")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert no_config.returncode == 2 and "needs --config" in no_config.stderr

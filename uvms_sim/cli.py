@@ -240,9 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         "replay", help="run the model on a bag's thruster commands and compare with its odometry"
     )
     rep.add_argument("bag")
-    rep.add_argument(
-        "--config", help="the system description (file or shipped name); not needed with --live"
-    )
+    rep.add_argument("--config", help="the system description (file or shipped name); not needed with --live")
     rep.add_argument("--out", help="write an output bag with /predicted/odom and /recorded/odom")
     rep.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3")
     rep.add_argument("--plot", help="write a PNG of predicted against recorded motion")
@@ -260,9 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="publish the bag's commands and /clock into a running simulator node",
     )
-    from .demo import add_arguments as demo_arguments
-
-    demo_arguments(sub.add_parser("demo", help="run the ROS 2 demo (same as python -m uvms_sim.demo)"))
+    sub.add_parser("demo", help="run the ROS 2 demo (python -m uvms_sim.demo; --help for its options)")
     echo = sub.add_parser("echo", help="print a topic's messages (as ros2 topic echo)")
     echo.add_argument("topic")
     echo.add_argument("--count", type=_count, default=0, help="messages to print (default 0: until Ctrl-C)")
@@ -272,11 +268,21 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("topics", nargs="*", help="topics to record (default: all, new ones as they appear)")
     rec.add_argument("--duration", type=_seconds, default=0.0, help="seconds (default 0: until Ctrl-C)")
     rec.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3")
-    rec.add_argument("--use-sim-time", action="store_true", help="stamp with /clock instead of the wall clock")
-    build = sub.add_parser(
-        "build-interfaces", help="build tf2_msgs and mavros_msgs into this environment (no ROS install)"
+    rec.add_argument(
+        "--use-sim-time", action="store_true", help="stamp with /clock instead of the wall clock"
     )
-    build.add_argument("rest", nargs=argparse.REMAINDER)
+    sub.add_parser("build-interfaces", help="build tf2_msgs and mavros_msgs into this environment (no ROS)")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["demo"], ["build-interfaces"]):  # their own options, --help included
+        if argv[0] == "demo":
+            from . import demo
+
+            demo.main(argv[1:])
+            return 0
+        from .rosidl_build import main as build_main
+
+        build_main(argv[1:])
+        return 0
     args = parser.parse_args(argv)
     if not logger.handlers:  # the library's warnings (unit slips, clamped inputs) as plain lines
         handler = logging.StreamHandler()
@@ -321,10 +327,6 @@ def main(argv: list[str] | None = None) -> int:
                 bridge.close()
         elif args.command == "replay":
             return run_replay(args)
-        elif args.command == "demo":
-            from . import demo
-
-            demo.report(args)
         elif args.command == "echo":
             from .ros.tools import echo
 
@@ -333,20 +335,12 @@ def main(argv: list[str] | None = None) -> int:
             from .ros.tools import record
 
             return record(args.output, args.topics, args.duration, args.storage, args.use_sim_time)
-        elif args.command == "build-interfaces":
-            from .rosidl_build import main as build_main
 
-            build_main(args.rest)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
-    except ModuleNotFoundError as exc:
-        if exc.name in ("tf2_msgs", "mavros_msgs"):
-            print(f"error: {exc.name} is not installed: run `uvms-sim build-interfaces`", file=sys.stderr)
-            return 1
-        raise
     except OSError as exc:  # a path the file system refuses (too long, a directory, no permission)
         print(f"error: {exc.strerror or exc}: {exc.filename or ''}"[:300], file=sys.stderr)
         return 2

@@ -254,7 +254,8 @@ def report(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    report(add_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0])).parse_args(argv))
+    parser = argparse.ArgumentParser(prog="uvms-sim demo", description=__doc__.splitlines()[0])
+    report(add_arguments(parser).parse_args(argv))
 
 
 if __name__ == "__main__":

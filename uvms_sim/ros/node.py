@@ -358,7 +358,9 @@ class SimulatorNode(Node):
         get = values.__getitem__
         self.description_path = resolve(get("description"))
         self.system = load(self.description_path)
-        self.rates = {k: float(get(k)) for k in ("physics_rate", "publish_rate", "clock_rate", "autopilot_rate")}
+        self.rates = {
+            k: float(get(k)) for k in ("physics_rate", "publish_rate", "clock_rate", "autopilot_rate")
+        }
         self.sim = Simulator.from_system(self.system)
         model = self.sim.model
         self.motors = (
