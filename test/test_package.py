@@ -107,9 +107,7 @@ def test_interface_definitions_match_the_installed_types() -> None:
 def test_ruff_clean() -> None:
     ruff = shutil.which("ruff") or str(Path(sys.prefix) / "bin" / "ruff")
     for args in (["check", "."], ["format", "--check", "."]):
-        result = subprocess.run(
-            [ruff, *args], check=False, cwd=ROOT, check=False, capture_output=True, text=True
-        )
+        result = subprocess.run([ruff, *args], check=False, cwd=ROOT, capture_output=True, text=True)
         assert result.returncode == 0, result.stdout + result.stderr
 
 
