@@ -1,5 +1,6 @@
 """Two independent BlueROV2 simulators in one ROS graph, in namespaces rov1 and rov2, with TF
-frames prefixed the same way: ros2 launch uvms_sim multi_vehicle.launch.py."""
+frames prefixed the same way and both odom frames placed in the shared ``map`` frame, 3 m
+apart: ros2 launch uvms_sim multi_vehicle.launch.py."""
 
 import os
 
@@ -16,9 +17,9 @@ def generate_launch_description() -> LaunchDescription:
             executable="simulator",
             name="simulator",
             namespace=ns,
-            parameters=[params, {"frame_prefix": f"{ns}/"}],
+            parameters=[params, {"frame_prefix": f"{ns}/", "world_offset": [x, 0.0, 0.0]}],
             output="screen",
         )
-        for ns in ("rov1", "rov2")
+        for ns, x in (("rov1", 0.0), ("rov2", 3.0))
     ]
     return LaunchDescription(nodes)

@@ -65,7 +65,7 @@ def test_every_config_is_shipped_and_found_by_name():
         "walker",
     }
     assert set(shipped_configs()) == set(SHIPPED)
-    assert resolve("bluerov2") == CONFIG / "bluerov2.yaml"
+    assert resolve("bluerov2").resolve() == (CONFIG / "bluerov2.yaml").resolve()
 
 
 @pytest.mark.parametrize("name", SHIPPED)
