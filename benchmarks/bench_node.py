@@ -21,6 +21,7 @@ import time
 import rclpy
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
+from rclpy.qos import qos_profile_sensor_data
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu
 from tf2_msgs.msg import TFMessage
@@ -67,7 +68,10 @@ def measure(
             node.destroy_subscription(sub)
 
     others = (
-        [node.create_subscription(T, name, lambda m: None, 10) for name, T in LISTENED.items()]
+        [  # best effort: MAVROS's topics are SensorDataQoS, and it receives from reliable ones too
+            node.create_subscription(T, name, lambda m: None, qos_profile_sensor_data)
+            for name, T in LISTENED.items()
+        ]
         if listen
         else []
     )

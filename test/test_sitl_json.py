@@ -234,6 +234,7 @@ def test_ros_node_runs_with_sitl():
     probe.close()
     with simulator(description="bluerov2_heavy", sitl_port=port) as (sim, user, executor):
         assert sim.sitl is not None and sim.vehicles[0].shim is None
+        assert f"(8 thrusters, ArduSub SITL on 127.0.0.1:{port})" in sim.summary()
         odoms: list = []
         user.create_subscription(Odometry, "odom", odoms.append, 50)
         peer = SimJsonPeer(("127.0.0.1", port), rate_hz=400)

@@ -457,7 +457,7 @@ class SimulatorNode(Node):
         mavros = self.get_parameter("mavros_namespace").value
         for io in self.vehicles:
             if self.sitl is not None:
-                driver = f"ArduSub SITL on {self.sitl.bind}:{self.sitl.port}"
+                driver = f"ArduSub SITL on {self.get_parameter('sitl_bind').value}:{self.sitl.port}"
             elif io.shim is not None:
                 driver = f"emulated ArduSub {io.shim.autopilot.frame} on {io.ns}{mavros}/"
             else:
