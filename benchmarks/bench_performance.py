@@ -33,10 +33,10 @@ from bench_dynamics import per_call_us
 from peers import to_mujoco, to_pinocchio
 
 from uvms_sim.dynamics import aba
-from uvms_sim.dynamics.fast import BatchDynamics, FastDynamics
+from uvms_sim.dynamics.fast import BatchDynamics
 from uvms_sim.hydro import Environment
 from uvms_sim.model import load
-from uvms_sim.simulator import Simulator
+from uvms_sim.simulator import Simulator, fast_dynamics
 
 MODELS = {
     "BlueROV2": "bluerov2",
@@ -141,7 +141,7 @@ def connected_rows(repeat: int) -> list[tuple]:
 def batch_rows(seconds: float) -> list[tuple]:
     """Vehicle-steps per second of ``BatchDynamics`` (BlueROV2, thrusters on, RK4 at 10 ms)."""
     system = load("config/bluerov2.yaml")
-    fast = FastDynamics.from_system(system)
+    fast = fast_dynamics(system)
     rows = []
     for n in (1, 100, 10000):
         batch = BatchDynamics(fast, n, system.initial_q)

@@ -18,7 +18,7 @@ from uvms_sim.dynamics import NonFiniteStateError, aba, integrate
 from uvms_sim.dynamics.fast import BatchDynamics, FastDynamics
 from uvms_sim.hydro.current import SinusoidalCurrent
 from uvms_sim.model import load
-from uvms_sim.simulator import Simulator
+from uvms_sim.simulator import Simulator, fast_dynamics
 
 CONFIGS = [
     "bluerov2", "bluerov2_heavy", "bluerov2_light_arm", "bluerov_seed001", "bluerov_pair_seed001",
@@ -132,7 +132,7 @@ def test_batch_copies_equal_single_steps():
     each copy stepped alone; a copy driven to a non-finite state is flagged and keeps its last
     finite state, the others go on."""
     system = load("config/bluerov2_heavy.yaml")
-    fast = FastDynamics.from_system(system)
+    fast = fast_dynamics(system)
     rng = np.random.default_rng(4)
     N = 7
     batch = BatchDynamics(fast, N, system.initial_q)

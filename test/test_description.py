@@ -239,7 +239,7 @@ def test_seed001_connection_piece_and_pair():
     np.testing.assert_allclose(rov.quadratic_damping, [34.96, 103.25, 74.23, 0.084, 0.028, 0.43])
     assert m.nv == 6 and len(pair.vehicles) == 3 and len(pair.thrusters) == 12
     # the starboard vehicle sits 0.70 m to starboard of the port one
-    from uvms_sim.dynamics.kinematics import placements
+    from uvms_sim.model.kinematics import placements
 
     data = m.create_data()
     placements(m, data, pair.initial_q)
@@ -251,7 +251,7 @@ def test_seed003_arm_geometry():
     """Joint 2 is perpendicular to joint 1 at the same origin; link 2 is 0.12 m long."""
     system = load(CONFIG / "heavy_four_arms_seed003.yaml")
     m = system.model
-    from uvms_sim.dynamics.kinematics import placements
+    from uvms_sim.model.kinematics import placements
 
     data = m.create_data()
     q = m.neutral()

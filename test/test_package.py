@@ -199,3 +199,75 @@ def test_a_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path):
         node.send_signal(signal.SIGINT)
         out = node.communicate(timeout=60)[0]
     assert "bluerov2_heavy from" in out and "Traceback" not in out, out
+
+
+# The package's layers, lowest first: a module may import from its own layer's package or a
+# lower layer, never a higher one (module-level and function-level imports alike).
+LAYERS = (
+    "log", "spatial", "frames", "hydro", "model", "dynamics", "sensors", "actuators", "simulator",
+    "kernels", "hil", "replay", "ros", "rosidl_build", "demo", "cli", "entry",
+)  # fmt: skip
+
+
+def _imports() -> dict[str, set[str]]:
+    """Module -> the uvms_sim modules it imports anywhere in its body."""
+    out: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "uvms_sim").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        package = module if parts[-1] == "__init__" else module.rsplit(".", 1)[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    stem = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    stem = node.module or ""
+                names = [stem] if node.module else [f"{stem}.{a.name}" for a in node.names]
+                targets.update(n for n in names if n.startswith("uvms_sim."))
+            elif isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names if a.name.startswith("uvms_sim."))
+        out[module] = targets
+    return out
+
+
+def test_imports_point_down_and_have_no_cycles() -> None:
+    """spatial -> hydro -> model -> dynamics -> actuators -> simulator -> {hil, replay, ros, cli}:
+    every import (function-level ones included) goes to the same package or a lower layer, and
+    no module reaches itself through imports."""
+    graph = _imports()
+    layer = {name: k for k, name in enumerate(LAYERS)}
+    bad = []
+    for module, targets in graph.items():
+        if module == "uvms_sim":
+            continue
+        own = module.split(".")[1]
+        assert own in layer, f"{module}: add its package to LAYERS"
+        for target in targets:
+            other = target.split(".")[1]
+            if other != own and layer.get(other, -1) >= layer[own]:
+                bad.append(f"{module} -> {target}")
+    assert not bad, bad
+
+    def resolve(target: str) -> str | None:
+        while target and target not in graph:
+            target = target.rsplit(".", 1)[0] if "." in target else ""
+        return target or None
+
+    state: dict[str, int] = {}
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            t = resolve(target)
+            if t is None or t in (module, "uvms_sim") or module.startswith(t + "."):
+                continue  # not ours, itself, or the __init__ of its own package
+            assert state.get(t) != 1, f"import cycle: {' -> '.join([*path, module, t])}"
+            if t not in state:
+                visit(t, [*path, module])
+        state[module] = 2
+
+    for module in graph:
+        if module not in state:
+            visit(module, [])

@@ -21,17 +21,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from transforms3d.euler import euler2mat
 
-from .actuators.bank import ThrusterBank
+from .actuators.bank import ThrusterBank, thruster_bank
 from .actuators.joints import JointMotors
-from .actuators.thruster import thruster_model
 from .dynamics.constraints import RigidConstraint, constrained_aba, pose_error, project_velocity
 from .dynamics.contact import Contacts
-from .dynamics.crba import crba
 from .dynamics.fast import METHODS, FastDynamics
 from .dynamics.integrate import INTEGRATORS
-from .dynamics.kinematics import check_finite, placements
 from .hydro.environment import Environment
 from .log import logger
+from .model.crba import crba
+from .model.kinematics import check_finite, placements
 from .model.model import Model
 from .model.system import System
 from .spatial import Array
@@ -82,8 +81,7 @@ class Simulator:
     @classmethod
     def from_system(cls, system: System, method: str = "rk4") -> Simulator:
         """A simulator of a loaded description, at its initial configuration."""
-        kinds = [thruster_model(v.thruster_model) for v in system.vehicles for _ in v.thrusters]
-        bank = ThrusterBank(system.model, system.thrusters, kinds) if system.thrusters else None
+        bank = thruster_bank(system)
         contacts = None
         if system.seabeds or system.anchors:
             contacts = Contacts(system.model, list(system.seabeds), list(system.anchors))
@@ -346,3 +344,8 @@ class Simulator:
 def pose_from_rpy(xyz: Array, rpy: Array) -> tuple[Array, Array]:
     """``(E, r)`` of a child frame given as URDF-style ``xyz``/``rpy`` in its parent frame."""
     return euler2mat(*rpy, axes="sxyz").T, np.asarray(xyz, dtype=float)
+
+
+def fast_dynamics(system: System) -> FastDynamics:
+    """The compiled dynamics of a loaded description, with its thrusters (``thruster_bank``)."""
+    return FastDynamics(system.model, system.environment, thruster_bank(system))

@@ -13,10 +13,18 @@ import numpy as np
 
 from ..log import Throttle
 from ..model.model import Data, Model
-from ..model.system import Thruster
+from ..model.system import System, Thruster
 from ..spatial import Array
 from . import t200
-from .thruster import PWM_MAX, PWM_MIN, PWM_NEUTRAL, ThrusterModel, table_shaft_speed, with_voltage
+from .thruster import (
+    PWM_MAX,
+    PWM_MIN,
+    PWM_NEUTRAL,
+    ThrusterModel,
+    table_shaft_speed,
+    thruster_model,
+    with_voltage,
+)
 
 
 class ThrusterBank:
@@ -212,3 +220,12 @@ class ThrusterBank:
         T_nn = np.where(n >= 0.0, Tf, Tr)
         np.clip(T_nn * np.abs(n) * n + Tu * np.abs(n) * u_a, Tmin, Tmax, out=self.thrust)
         return self.incidence @ (self.thrust[:, None] * self.unit_wrench)
+
+
+def thruster_bank(system: System) -> ThrusterBank | None:
+    """The thrusters of a loaded description, each with its vehicle's thruster model; None
+    for a system without thrusters."""
+    if not system.thrusters:
+        return None
+    kinds = [thruster_model(v.thruster_model) for v in system.vehicles for _ in v.thrusters]
+    return ThrusterBank(system.model, system.thrusters, kinds)

@@ -39,7 +39,7 @@ def tuned_gains(model: Model, q: Array, bandwidth_hz: float = 2.0, damping: floa
     """PID gains per 1-DOF joint from the joint-space inertia at q (CRBA diagonal, added mass
     included): ``kp = I ω²``, ``kd = 2 ζ I ω``, ``ki = kp ω / 10`` with ``ω = 2π bandwidth``, so
     each joint alone is a critically damped second-order loop plus a slow integrator."""
-    from ..dynamics.crba import crba
+    from ..model.crba import crba
 
     M = crba(model, model.create_data(), q)
     w = 2.0 * np.pi * bandwidth_hz

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..hydro.environment import Environment
+from ..model.kinematics import check_finite
 from ..model.model import Data, Model
 from ..spatial import Array
-from .kinematics import ExternalWrench, check_finite, forward_kinematics
+from .kinematics import ExternalWrench, forward_kinematics
 
 
 def aba(

@@ -21,7 +21,7 @@ Quaternion formulas are written out because compiled code cannot call transforms
 hold every result equal to the reference implementation (to 1e-10) on the shipped models.
 
 Compiled once per machine into numba's cache (``__pycache__`` or ``NUMBA_CACHE_DIR``);
-``make setup`` does it (``python -m uvms_sim.dynamics.compiled``).
+``make setup`` does it (``python -m uvms_sim.kernels``).
 """
 
 from __future__ import annotations
@@ -1237,28 +1237,3 @@ def batch_step(BF, BI, TF, TI, CI, CF, KI, KF, KN, WS, method, Q, V, TAU, F_EXT,
                     V[k, :] = vn
                 else:
                     ok[k] = False
-
-
-def warm_up() -> None:
-    """Compile (or load from the cache) every kernel on a small model."""
-    from ..model import load
-    from ..model.configs import resolve
-    from .fast import BatchDynamics, FastDynamics
-
-    system = load(resolve("bluerov2_light_arm"))
-    fast = FastDynamics.from_system(system)
-    q, v = system.initial_q, np.zeros(system.model.nv)
-    fast.aba(q, v)
-    fast.step(q, v, 0.01, "rk4")
-    fast.step(q, v, 0.01, "semi_implicit_euler")
-    fast.aba_repeat(q, v, 1)
-    fast.step_many(q, v, 0.01, 2)
-    BatchDynamics(fast, 2).step(0.01)
-
-
-if __name__ == "__main__":
-    import time
-
-    t0 = time.perf_counter()
-    warm_up()
-    print(f"uvms_sim compiled kernels ready in {time.perf_counter() - t0:.1f} s")

@@ -34,10 +34,10 @@ from scipy.linalg import cho_factor, solve_triangular
 from transforms3d.quaternions import mat2quat, qinverse, qmult
 
 from ..hydro.environment import Environment
+from ..model.crba import crba
 from ..model.model import Data, Model
 from ..spatial import Array, motion_matrix
 from .aba import aba
-from .crba import crba
 from .kinematics import ExternalWrench
 
 

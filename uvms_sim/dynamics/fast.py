@@ -111,12 +111,6 @@ class FastDynamics:
             -1, 14
         )
 
-    @classmethod
-    def from_system(cls, system) -> FastDynamics:
-        from ..simulator import Simulator
-
-        return cls(system.model, system.environment, Simulator.from_system(system).thrusters)
-
     @property
     def thrust(self) -> Array:
         """Thrusts (N) of the last evaluation, thruster order."""

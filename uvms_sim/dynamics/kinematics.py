@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from ..hydro.environment import Environment
 from ..hydro.forces import body_bias
 from ..hydro.hull import submerged
+from ..model.kinematics import placements
 from ..model.model import Data, Model
-from ..spatial import Array, compose, motion_cross, motion_matrix
+from ..spatial import Array, motion_cross
 
 DEFAULT_ENV = Environment()
 
@@ -18,35 +17,6 @@ DEFAULT_ENV = Environment()
 # function of the forward pass (velocities relative to the water in ``data.v_rel``), evaluated
 # once per call - thrusters, whose thrust depends on the advance speed, are such a function.
 ExternalWrench = Array | Callable[[Data], Array] | None
-
-
-def check_finite(name: str, x: Array, size: int) -> Array:
-    """Validate an input vector: right length, finite. Raises ValueError naming it."""
-    arr = np.asarray(x, dtype=float)
-    if arr.shape != (size,):
-        raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        bad = np.flatnonzero(~np.isfinite(arr)).tolist()
-        raise ValueError(f"{name} has non-finite entries at indices {bad}")
-    return arr
-
-
-def placements(model: Model, data: Data, q: Array) -> None:
-    """Joint transforms and world poses: fills data.E, r, X, R_world, p_world."""
-    for i, joint in enumerate(model.joints):
-        E_T, r_T = model.tree[i]
-        E_J, r_J = joint.transform(q[model.idx_q[i] : model.idx_q[i] + joint.nq])
-        E, r = compose(E_T, r_T, E_J, r_J)
-        data.E[i] = E
-        data.r[i] = r
-        data.X[i] = motion_matrix(E, r)
-        lam = model.parents[i]
-        if lam < 0:
-            data.R_world[i] = E.T
-            data.p_world[i] = r
-        else:
-            data.R_world[i] = data.R_world[lam] @ E.T
-            data.p_world[i] = data.p_world[lam] + data.R_world[lam] @ r
 
 
 def velocities_and_bias(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.kinematics import check_finite
 from ..model.model import Data, Model
 from ..spatial import Array, cross
-from .kinematics import check_finite, forward_kinematics
+from .kinematics import forward_kinematics
 
 
 def kinetic_energy(model: Model, data: Data, q: Array, v: Array, include_added_mass: bool = True) -> float:

@@ -1,4 +1,6 @@
-"""What a system IS: bodies, joints, the tree, and the description files that define them."""
+"""What a system IS: bodies, joints, the tree, the description files that define them, and
+what follows from the configuration alone: placements (kinematics) and the joint-space
+inertia (CRBA)."""
 
 from .body import Body
 from .description import load

@@ -24,7 +24,9 @@ from ..hydro.params import AXES, FORCES, Hydrodynamics
 from ..log import logger
 from ..spatial import Array, shift_to_origin
 from .body import Body
+from .crba import crba
 from .joints import Joint
+from .kinematics import placements
 from .model import Model
 from .system import (
     THRUSTER_MODEL_KEYS,
@@ -219,8 +221,6 @@ def _place_constrained(
 ) -> tuple[Connection, ...]:
     """Connections kept by constraints: put each child vehicle where its connection says
     (from the parent's initial pose), so the system starts on the constraint manifold."""
-    from ..dynamics.kinematics import placements
-
     data = model.create_data()
     out = []
     for j in joints:
@@ -369,8 +369,6 @@ def _initial_configuration(
 
 def _check_mass_matrix(model: Model, top: Cursor) -> None:
     """The joint-space inertia must be positive definite, or ABA divides by zero."""
-    from ..dynamics.crba import crba
-
     M = crba(model, model.create_data(), model.neutral())
     ev = np.linalg.eigvalsh(M)
     if not ev.min() > 1e-12 * max(1.0, ev.max()):

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..hydro.environment import Environment
 from ..spatial import Array, cross
+from .kinematics import placements
 from .model import Model
 
 
@@ -169,8 +170,6 @@ class System:
 
         Thrusters on other bodies of the vehicle are placed with the initial configuration.
         """
-        from ..dynamics.kinematics import placements
-
         veh = self.vehicles[vehicle] if isinstance(vehicle, int) else self.vehicle(vehicle)
         data = self.model.create_data()
         placements(self.model, data, self.initial_q)

@@ -87,11 +87,11 @@ from transforms3d.quaternions import qmult
 
 from .. import frames
 from ..actuators.joints import JointMotors
-from ..dynamics.kinematics import placements
 from ..dynamics.rnea import rnea
 from ..log import logger as core_logger
 from ..model import ConfigError, load
 from ..model.configs import resolve
+from ..model.kinematics import placements
 from ..sensors import absolute_pressure, current_accelerations, specific_force
 from ..simulator import Simulator
 from . import messages

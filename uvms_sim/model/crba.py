@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ..model.model import Data, Model
+from ..model.kinematics import check_finite
 from ..spatial import Array
-from .kinematics import check_finite, placements
+from .kinematics import placements
+from .model import Data, Model
 
 
 def crba(model: Model, data: Data, q: Array) -> Array:

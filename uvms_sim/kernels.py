@@ -1,0 +1,33 @@
+"""Compile every numba kernel of ``uvms_sim.dynamics.compiled`` into numba's cache, once per
+machine: ``python -m uvms_sim.kernels`` (``make setup`` runs it). A later process loads them
+from the cache in about 0.3 s."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .dynamics.fast import BatchDynamics
+from .model import load
+from .model.configs import resolve
+from .simulator import fast_dynamics
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) every kernel on a small model with thrusters."""
+    system = load(resolve("bluerov2_light_arm"))
+    fast = fast_dynamics(system)
+    q, v = system.initial_q, np.zeros(system.model.nv)
+    fast.aba(q, v)
+    fast.step(q, v, 0.01, "rk4")
+    fast.step(q, v, 0.01, "semi_implicit_euler")
+    fast.aba_repeat(q, v, 1)
+    fast.step_many(q, v, 0.01, 2)
+    BatchDynamics(fast, 2).step(0.01)
+
+
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    warm_up()
+    print(f"uvms_sim compiled kernels ready in {time.perf_counter() - t0:.1f} s")
