@@ -221,11 +221,11 @@ def test_record_and_echo_without_ros2_cli(tmp_path):
     with simulator(description="bluerov2_heavy") as (_sim, _user, executor):
         out = tmp_path / "live"
         rec = subprocess.Popen(
-            [BIN / "uvms-sim", "record", str(out), "/odom", "/mavros/rc/out", "/nothing", "--duration", "4"],
+            [BIN / "uvms-sim", "record", str(out), "/odom", "/mavros/rc/out", "/nothing", "--duration", "8"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
         )  # fmt: skip
         echo = subprocess.run(
-            [BIN / "uvms-sim", "echo", "odom", "--count", "1"],
+            [BIN / "uvms-sim", "echo", "odom", "--count", "1", "--timeout", "30"],
             check=False,
             capture_output=True,
             text=True,

@@ -8,15 +8,22 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Protocol
 
 logger = logging.getLogger("uvms_sim")
+
+
+class WarningLog(Protocol):
+    """Anything with ``warning(message)``: a ``logging.Logger`` or an rclpy node's logger."""
+
+    def warning(self, message: str) -> object: ...
 
 
 class Throttle:
     """``warn(key, message)`` logs at most once per ``period`` seconds for each key and counts
     what it held back (reported with the next message of that key)."""
 
-    def __init__(self, period: float = 1.0, log: logging.Logger = logger) -> None:
+    def __init__(self, period: float = 1.0, log: WarningLog = logger) -> None:
         self.period = period
         self.log = log
         self._last: dict[str, float] = {}

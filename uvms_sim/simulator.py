@@ -27,6 +27,7 @@ from .dynamics.constraints import RigidConstraint, constrained_aba, pose_error, 
 from .dynamics.contact import Contacts
 from .dynamics.fast import METHODS, FastDynamics
 from .dynamics.integrate import INTEGRATORS
+from .dynamics.kinematics import ExternalWrench
 from .hydro.environment import Environment
 from .log import logger
 from .model.crba import crba
@@ -164,8 +165,14 @@ class Simulator:
             out += self.contacts.wrenches(data)
         return out
 
+    @property
+    def external(self) -> ExternalWrench:
+        """The external wrenches as the dynamics take them: ``f_ext`` alone, or a function of
+        each forward pass adding the thrust and the contact forces (which depend on it)."""
+        return self.f_ext if self.thrusters is None and self.contacts is None else self._external
+
     def _accel(self, q: Array, v: Array, t: float) -> Array:
-        f_ext = self.f_ext if self.thrusters is None and self.contacts is None else self._external
+        f_ext = self.external
         alpha, beta = self.baumgarte
         return constrained_aba(
             self.model, self.data, q, v, self.tau, self.constraints, self.env, f_ext, t, alpha, beta

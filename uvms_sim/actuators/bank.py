@@ -34,7 +34,6 @@ class ThrusterBank:
         if len(kinds) != len(thrusters):
             raise ValueError("one thruster model per thruster")
         self.thrusters = tuple(thrusters)
-        self.kinds = list(kinds)
         self.names = [t.name for t in thrusters]
         self.motors = [t.motor for t in thrusters]
         # a reversed motor (ArduSub MOT_n_DIRECTION = -1) pushes along its direction below 1500 us
@@ -53,8 +52,8 @@ class ThrusterBank:
         self.incidence = np.zeros((model.nbodies, len(thrusters)))  # body <- thruster
         self.incidence[self.body, np.arange(len(thrusters))] = 1.0
         self.unit_wrench = np.hstack([self.direction, self.moment_arm])  # n x 6
-        self._kinds_key: tuple | None = None
         self._targets_stale = True  # shaft-speed targets to recompute (new PWM or models)
+        self.kinds = kinds
 
     def __len__(self) -> int:
         return len(self.thrusters)
@@ -105,15 +104,18 @@ class ThrusterBank:
         idx = range(len(self)) if thrusters is None else thrusters
         return {self.motors[k]: -1.0 for k in idx if self.sign[k] < 0 and self.motors[k] is not None}
 
-    def _read_kinds(self) -> None:
-        """Per-thruster arrays of the thruster models (so that a wrench evaluation is a few
-        array operations), rebuilt when ``kinds`` is replaced by a new list (it is not watched
-        for changes in place)."""
-        key = (id(self.kinds), len(self.kinds))
-        if key == self._kinds_key:
-            return
-        k = self.kinds
-        self._kinds_key = key
+    @property
+    def kinds(self) -> list[ThrusterModel]:
+        """The thruster models, one per thruster. Assigning a new list rebuilds the
+        per-thruster arrays (so that a wrench evaluation is a few array operations); a change
+        made in place to the list is not seen."""
+        return self._kinds
+
+    @kinds.setter
+    def kinds(self, kinds: list[ThrusterModel]) -> None:
+        if len(kinds) != len(self.thrusters):
+            raise ValueError("one thruster model per thruster")
+        self._kinds = k = list(kinds)
         self.version += 1
         self._T_nn_forward = np.array([x.T_nn_forward for x in k])
         self._T_nn_reverse = np.array([x.T_nn_reverse for x in k])
@@ -132,7 +134,6 @@ class ThrusterBank:
 
     def constants(self) -> tuple[Array, Array, Array, Array, Array]:
         """``(T_nn⁺, T_nn⁻, T_nu, T_max, T_min)`` per thruster (Nielsen et al. 2018 eq. 12, saturation)."""
-        self._read_kinds()
         return self._T_nn_forward, self._T_nn_reverse, self._T_nu, self._T_max, self._T_min
 
     T_nn_forward = property(lambda self: self.constants()[0])
@@ -144,19 +145,16 @@ class ThrusterBank:
     @property
     def voltage(self) -> Array:
         """Supply voltage of each thruster (V; NaN for a thruster with a fixed preset)."""
-        self._read_kinds()
         return self._voltage
 
     def set_voltage(self, voltage: float) -> None:
         """A new supply voltage for every thruster modelled from Blue Robotics' tables
         (``t200``); ValueError outside 10-20 V, nothing changed."""
         self.kinds = [with_voltage(k, voltage) for k in self.kinds]
-        self._read_kinds()
 
     def currents(self) -> Array:
         """Supply current of each thruster (A) at its command, from the tables (0 for a
         thruster with a fixed preset, which has no current model)."""
-        self._read_kinds()
         out = np.zeros(len(self))
         if self._table.any():
             t = self._table
@@ -167,7 +165,6 @@ class ThrusterBank:
     @property
     def has_lag(self) -> bool:
         """Whether any thruster has a spin-up lag (its speed then depends on the step size)."""
-        self._read_kinds()
         return self._any_lag
 
     def shaft_speed_targets(self) -> Array:
@@ -176,7 +173,6 @@ class ThrusterBank:
         new list of ``kinds``. A reversed motor sees ``3000 - pwm`` (its ESC turns the other
         way, and its propeller is the mirror one, so the thrust along ``direction`` is the
         nominal thruster's at the mirrored command, as ArduSub's MOT_n_DIRECTION assumes)."""
-        self._read_kinds()
         if self._targets_stale:
             d = self.sign * (self.pwm - PWM_NEUTRAL)
             span = (PWM_MAX - PWM_NEUTRAL) - self._deadband

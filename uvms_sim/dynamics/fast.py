@@ -58,7 +58,6 @@ class FastDynamics:
         self.v_out = np.zeros(model.nv)
         self.CI = np.zeros((0, 2), dtype=np.int64)  # rigid connections: parent, child
         self.CF = np.zeros((0, 14))  # E (child_R_parent, row-major), r, Baumgarte α, β
-        self._constraints_key: tuple = ()
         self.constraints: list = []
         self.baumgarte = (5.0, 5.0)
         self.KI = np.zeros((0, 2), dtype=np.int64)  # contact points: body, kind (0 seabed, 1 anchor)
@@ -101,10 +100,12 @@ class FastDynamics:
     def set_constraints(self, constraints, alpha: float = 5.0, beta: float = 5.0) -> None:
         """Rigid connections (``constraints.RigidConstraint``) enforced by the Udwadia-Kalaba
         correction in every evaluation, with Baumgarte gains α, β (1/s)."""
-        key = (tuple(id(c) for c in constraints), alpha, beta)
-        if key == self._constraints_key:
+        constraints = list(constraints)
+        same = len(constraints) == len(self.constraints) and all(
+            a is b for a, b in zip(constraints, self.constraints, strict=True)
+        )
+        if same and (alpha, beta) == self.baumgarte:
             return
-        self._constraints_key = key
         self.constraints, self.baumgarte = list(constraints), (alpha, beta)
         self.CI = np.array([(c.parent, c.child) for c in constraints], dtype=np.int64).reshape(-1, 2)
         self.CF = np.array([[*np.ravel(c.E), *c.r, alpha, beta] for c in constraints], dtype=float).reshape(

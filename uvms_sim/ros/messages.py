@@ -59,7 +59,7 @@ def _quat_msg(target, q_wxyz: Array) -> None:
     target.w, target.x, target.y, target.z = map(float, q_wxyz)
 
 
-def _vec_msg(target, v: Array) -> None:
+def vector_msg(target, v: Array) -> None:
     target.x, target.y, target.z = map(float, v)
 
 
@@ -72,7 +72,7 @@ def transform(
     t.header.stamp = stamp
     t.header.frame_id = parent
     t.child_frame_id = child
-    _vec_msg(t.transform.translation, p)
+    vector_msg(t.transform.translation, p)
     q = mat2quat(R) if quat is None else np.asarray(quat, dtype=float)
     _quat_msg(t.transform.rotation, q if q[0] >= 0 else -q)
     return t
@@ -105,10 +105,10 @@ def odometry(stamp, frame_id: str, child: str, q: Array, v: Array) -> Odometry:
     odom.header.stamp = stamp
     odom.header.frame_id = frame_id
     odom.child_frame_id = child
-    _vec_msg(odom.pose.pose.position, frames.position_ned_to_enu(q[:3]))
+    vector_msg(odom.pose.pose.position, frames.position_ned_to_enu(q[:3]))
     _quat_msg(odom.pose.pose.orientation, frames.quat_ned_frd_to_enu_flu(q[3:7]))
-    _vec_msg(odom.twist.twist.linear, frames.body_frd_flu(v[:3]))
-    _vec_msg(odom.twist.twist.angular, frames.body_frd_flu(v[3:6]))
+    vector_msg(odom.twist.twist.linear, frames.body_frd_flu(v[:3]))
+    vector_msg(odom.twist.twist.angular, frames.body_frd_flu(v[3:6]))
     cov = (np.eye(6) * GROUND_TRUTH_VARIANCE).reshape(-1).tolist()
     odom.pose.covariance = cov
     odom.twist.covariance = cov
@@ -120,8 +120,8 @@ def imu(stamp, frame: str, q_quat: Array, omega_frd: Array, specific_force_frd: 
     msg.header.stamp = stamp
     msg.header.frame_id = frame
     _quat_msg(msg.orientation, frames.quat_ned_frd_to_enu_flu(q_quat))
-    _vec_msg(msg.angular_velocity, frames.body_frd_flu(omega_frd))
-    _vec_msg(msg.linear_acceleration, frames.body_frd_flu(specific_force_frd))
+    vector_msg(msg.angular_velocity, frames.body_frd_flu(omega_frd))
+    vector_msg(msg.linear_acceleration, frames.body_frd_flu(specific_force_frd))
     cov = (np.eye(3) * GROUND_TRUTH_VARIANCE).reshape(-1).tolist()
     msg.orientation_covariance = cov
     msg.angular_velocity_covariance = cov

@@ -65,7 +65,6 @@ import math
 import signal
 import sys
 import threading
-import time
 
 import numpy as np
 import rclpy
@@ -88,7 +87,9 @@ from transforms3d.quaternions import qmult
 from .. import frames
 from ..actuators.joints import JointMotors
 from ..dynamics.rnea import rnea
+from ..log import Throttle
 from ..log import logger as core_logger
+from ..loop import SimulationLoop, steps_per
 from ..model import ConfigError, load
 from ..model.configs import resolve
 from ..model.kinematics import placements
@@ -216,8 +217,8 @@ class VehicleIO:
         node.create_subscription(WrenchStamped, ns + "cmd_wrench", self.on_wrench, 10)
         node.create_subscription(PoseStamped, ns + "set_pose", self.on_set_pose, 10)
         self.node = node
-        self.last_pwm = -math.inf
-        self.last_wrench = -math.inf
+        self.pwm_deadline = node.loop.deadline(self.pwm_expired)
+        self.wrench_deadline = node.loop.deadline(self.wrench_expired)
         self.shim: MavrosShim | None = None
         frame = node.get_parameter("ardusub_frame").value
         if node.sitl is not None:
@@ -247,7 +248,7 @@ class VehicleIO:
             pwm = node.sim.thrusters.pwm.copy()
             pwm[self.thrusters] = values
             node.sim.set_thruster_pwm(pwm)  # clamps out-of-range values, with a throttled warning
-            self.last_pwm = node.sim.state.t
+            self.pwm_deadline.touch(node.sim.state.t)
 
     def on_wrench(self, msg: WrenchStamped) -> None:
         f, m = msg.wrench.force, msg.wrench.torque
@@ -259,7 +260,7 @@ class VehicleIO:
             self.node.sim.set_body_wrench(
                 self.frames.root, np.concatenate((frames.body_frd_flu(w[:3]), frames.body_frd_flu(w[3:])))
             )
-            self.last_wrench = self.node.sim.state.t
+            self.wrench_deadline.touch(self.node.sim.state.t)
 
     def on_set_pose(self, msg: PoseStamped) -> None:
         p, o = msg.pose.position, msg.pose.orientation
@@ -283,18 +284,22 @@ class VehicleIO:
             node.sim.reset(q)
             node.sim.state.t = t  # a teleport: time runs on
 
-    def failsafe(self, t: float, timeout: float) -> None:
-        node = self.node
-        if self.thrusters and t - self.last_pwm > timeout and self.last_pwm > -math.inf:
-            pwm = node.sim.thrusters.pwm.copy()
+    def pwm_expired(self) -> None:
+        """No thrusters/pwm for command_timeout: thrusters to neutral (loop lock held)."""
+        if self.thrusters:
+            pwm = self.node.sim.thrusters.pwm.copy()
             pwm[self.thrusters] = 1500.0
-            node.sim.set_thruster_pwm(pwm)
-            self.last_pwm = -math.inf
-            node.get_logger().warning(f"no {self.ns}thrusters/pwm for {timeout} s: thrusters to neutral")
-        if t - self.last_wrench > timeout and self.last_wrench > -math.inf:
-            node.sim.set_body_wrench(self.frames.root, np.zeros(6))
-            self.last_wrench = -math.inf
-            node.get_logger().warning(f"no {self.ns}cmd_wrench for {timeout} s: wrench to zero")
+            self.node.sim.set_thruster_pwm(pwm)
+            self.node.get_logger().warning(
+                f"no {self.ns}thrusters/pwm for {self.node.loop.timeout} s: thrusters to neutral"
+            )
+
+    def wrench_expired(self) -> None:
+        """No cmd_wrench for command_timeout: the wrench to zero (loop lock held)."""
+        self.node.sim.set_body_wrench(self.frames.root, np.zeros(6))
+        self.node.get_logger().warning(
+            f"no {self.ns}cmd_wrench for {self.node.loop.timeout} s: wrench to zero"
+        )
 
     def publish(self, stamp, acc) -> None:
         """Odometry, IMU, pressure, depth and thrust (and the MAVROS topics); a message is built
@@ -368,19 +373,24 @@ class SimulatorNode(Node):
         )
         self.sim.joint_motors = self.motors
         self.dt = 1.0 / float(get("physics_rate"))
-        self.steps_per_publish = max(1, round(1.0 / (float(get("publish_rate")) * self.dt)))
-        self.steps_per_clock = max(1, round(1.0 / (float(get("clock_rate")) * self.dt)))
-        self.steps_per_autopilot = max(1, round(1.0 / (float(get("autopilot_rate")) * self.dt)))
-        self.step_count = 0
-        self.rtf = float(get("real_time_factor"))
+        # the loop owns simulated time, pacing, timeouts and step grouping; this node converts
+        # messages into inputs (under loop.lock) and publishes from the loop's hooks
+        self.loop = SimulationLoop(
+            self.sim,
+            self.dt,
+            publish_every=steps_per(float(get("publish_rate")), self.dt),
+            clock_every=steps_per(float(get("clock_rate")), self.dt),
+            autopilot_every=steps_per(float(get("autopilot_rate")), self.dt),
+            real_time_factor=float(get("real_time_factor")),
+            timeout=float(get("command_timeout")),
+        )
+        self.lock = self.loop.lock
         self.frame_id = get("frame_prefix") + get("frame_id")
         self.world_frame = get("world_frame")
         x, y, yaw = get("world_offset")
         self.world_offset = np.array([x, y, 0.0]), yaw  # odom in the world frame (ENU)
-        self.timeout = float(get("command_timeout"))
         self.sim_time = bool(get("use_sim_time"))
-        self._warned: dict[str, float] = {}
-        self.lock = threading.RLock()
+        self.throttle = Throttle(1.0, self.get_logger())
         self.apply_voltage(float(get("battery_voltage")))
         self.add_on_set_parameters_callback(self.on_parameters)
         self.sitl = None
@@ -411,29 +421,26 @@ class SimulatorNode(Node):
         self.create_service(Trigger, "reset", self.on_reset)
         self.create_service(SetBool, "pause", self.on_pause)
         self.create_service(Trigger, "step", self.on_step)
-        self.last_joints = -math.inf
+        self.joint_deadline = self.loop.deadline(self.joints_expired)
         self.recoveries = 0
-        self.repace = False
         self.failed: Exception | None = None
-        self.publishes = 0
-        self.steps_per_state = max(1, round(float(get("publish_rate")) / 5.0))  # mavros/state at ~5 Hz
-        self.paused = False
-        self.step_requests = 0
+        self.ticks_per_state = max(1, round(float(get("publish_rate")) / 5.0))  # mavros/state at ~5 Hz
+        self.loop.on_autopilot = [io.shim.update for io in self.vehicles if io.shim is not None]
+        self.loop.on_clock = self.clock_tick if self.sim_time else None
+        self.loop.on_publish = self.publish_tick
+        self.loop.on_failure = self.recover
         self.publish_static()
         # Physics runs in its own thread so that subscriptions are served however fast it
         # steps (a zero-period timer would starve them); ROS callbacks only set inputs.
-        self.wall_start = time.monotonic()
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.run_physics, name="uvms_sim_physics", daemon=True)
         self.thread.start()
 
     # -- helpers ------------------------------------------------------------------------------
     def warn(self, key: str, message: str) -> None:
-        """One warning per key per second (rclpy's throttle keys on the call site)."""
-        now = time.monotonic()
-        if now - self._warned.get(key, -math.inf) >= 1.0:
-            self._warned[key] = now
-            self.get_logger().warning(message)
+        """One warning per key per second, with a count of those held back (``log.Throttle``;
+        rclpy's own throttle keys on the call site, not on what went wrong)."""
+        self.throttle.warn(key, message)
 
     def _own_clock(self) -> None:
         """This node is the source of /clock: its own ROS clock is set where /clock is published
@@ -466,7 +473,8 @@ class SimulatorNode(Node):
         r = self.rates
         world = f"{self.world_frame} -> " if self.world_frame else ""
         clock = f"simulated time (/clock at {r['clock_rate']:g} Hz)" if self.sim_time else "wall-clock time"
-        pace = "as fast as possible" if self.rtf == 0 else f"real-time factor {self.rtf:g}"
+        rtf = self.loop.real_time_factor
+        pace = "as fast as possible" if rtf == 0 else f"real-time factor {rtf:g}"
         return (
             f"{self.system.name} from {self.description_path}: {len(self.vehicles)} vehicle(s): "
             f"{', '.join(vehicles)}; {self.sim.model.nv} DOF; TF {world}{self.frame_id} -> "
@@ -544,7 +552,7 @@ class SimulatorNode(Node):
             try:
                 with self.lock:
                     self.motors.command(field, targets)
-                    self.last_joints = self.sim.state.t
+                    self.joint_deadline.touch(self.sim.state.t)
             except ValueError as exc:
                 self.warn("joints", f"joint_commands rejected: {exc}")
             return
@@ -570,19 +578,18 @@ class SimulatorNode(Node):
                 self.sim.thrusters.n[:] = 0.0
             if self.motors is not None:
                 self.motors.command("effort", dict.fromkeys(self.motors.names, 0.0))
-            self.repace = True
+            self.loop.restart_pacing()
 
     def on_pause(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
-        self.paused = bool(request.data)
-        response.success, response.message = True, "paused" if self.paused else "running"
+        self.loop.pause(request.data)
+        response.success, response.message = True, "paused" if request.data else "running"
         return response
 
     def on_step(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        if not self.paused:
+        if not self.loop.request_step():
             response.success, response.message = False, "step works while paused"
             return response
-        self.step_requests += 1
-        response.success, response.message = True, f"stepping {self.steps_per_publish * self.dt:.4f} s"
+        response.success, response.message = True, f"stepping {self.loop.publish_every * self.dt:.4f} s"
         return response
 
     # -- the loop -------------------------------------------------------------------------------
@@ -598,7 +605,7 @@ class SimulatorNode(Node):
                 if self.sim.state.t < next_publish - 1.0:  # SITL restarted: time went back
                     next_publish = self.sim.state.t
                 if stepped and self.sim.state.t >= next_publish:
-                    next_publish = self.sim.state.t + self.steps_per_publish * self.dt
+                    next_publish = self.sim.state.t + self.loop.publish_every * self.dt
                     try:
                         self.publish_state()
                     except Exception:
@@ -608,36 +615,19 @@ class SimulatorNode(Node):
         self.sitl.close()
 
     def run_physics(self) -> None:
-        """Step at physics_rate, publish every steps_per_publish steps, paced by real_time_factor."""
+        """The physics thread: ``SimulationLoop.run`` (or lock-step with SITL)."""
         if self.sitl is not None:
             self.run_sitl()
             return
-        wall0, sim0 = time.monotonic(), self.sim.state.t
-        while not self.stop_event.is_set() and self.context.ok():
-            if self.paused and self.step_requests == 0:
-                self.stop_event.wait(0.01)
-                wall0, sim0 = time.monotonic(), self.sim.state.t
-                continue
-            if self.paused:
-                self.step_requests -= 1
-            if self.repace:  # after a reset: pace from here, do not race to catch up
-                self.repace = False
-                wall0, sim0 = time.monotonic(), self.sim.state.t
-            try:
-                self.tick()
-            except (FloatingPointError, ValueError) as exc:  # a state that cannot go on
-                self.recover(exc)
-            except Exception as exc:  # a dead physics thread must say why, and end the process
-                self.get_logger().fatal(f"physics stopped: {type(exc).__name__}: {exc}")
-                self.failed = exc
-                rclpy.try_shutdown(context=self.context)
-                raise
-            # As fast as possible, the executor thread still gets the GIL at the interpreter's
-            # switch interval (5 ms of wall time), so commands and services are served.
-            if self.rtf > 0 and not self.paused:
-                delay = wall0 + (self.sim.state.t - sim0) / self.rtf - time.monotonic()
-                if delay > 0:
-                    self.stop_event.wait(delay)
+        try:
+            self.loop.run(self.stop_event, self.context.ok)
+        except Exception as exc:  # a dead physics thread must say why, and end the process
+            if not self.context.ok():  # shutting down under a publish: not a failure
+                return
+            self.get_logger().fatal(f"physics stopped: {type(exc).__name__}: {exc}")
+            self.failed = exc
+            rclpy.try_shutdown(context=self.context)
+            raise
 
     def recover(self, exc: Exception) -> None:
         """The state stopped being finite (an absurd wrench or effort, a stiff link): put every
@@ -648,55 +638,31 @@ class SimulatorNode(Node):
         self.warn("recover", f"physics reset to the initial state: {exc}")
         self.restart_vehicles()
 
-    def tick(self) -> None:
-        """One publish period: the physics steps, grouped between events (autopilot update,
-        /clock) so that steps with the inputs held run in one compiled call
-        (``Simulator.advance``), then the state is published. Timeouts are checked at every
-        event (at least every 1/autopilot_rate or 1/clock_rate of simulated time)."""
-        spa, spc, spp = self.steps_per_autopilot, self.steps_per_clock, self.steps_per_publish
-        with self.lock:
-            k = 0
-            while k < spp:
-                t = self.sim.state.t
-                autopilot = self.step_count % spa == 0
-                for io in self.vehicles:
-                    io.failsafe(t, self.timeout)
-                    if io.shim is not None and autopilot:
-                        io.shim.update(self.dt * spa)
-                if (
-                    self.motors is not None
-                    and t - self.last_joints > self.timeout > 0
-                    and self.last_joints > -math.inf
-                ):
-                    self.motors.command("effort", dict.fromkeys(self.motors.names, 0.0))
-                    self.last_joints = -math.inf
-                    self.get_logger().warning(
-                        f"no joint_commands for {self.timeout} s: joints to zero effort"
-                    )
-                n = min(spp - k, spa - self.step_count % spa, spc - k % spc)
-                self.sim.advance(self.dt, n)
-                self.step_count += n
-                k += n
-                if self.clock_pub is not None and k % spc == 0:
-                    try:
-                        self.publish_clock()
-                    except Exception:  # the context is shutting down under us
-                        if self.context.ok():
-                            raise
-                        return
-            try:
-                self.publish_state()
-                self.publishes += 1
-                if self.publishes % max(1, self.steps_per_state) == 0:
-                    for io in self.vehicles:
-                        if io.shim is not None:
-                            io.shim.publish_state()
-            except Exception:  # the context is shutting down under us
-                if self.context.ok():
-                    raise
+    def joints_expired(self) -> None:
+        """No joint_commands for command_timeout: zero effort (loop lock held)."""
+        if self.motors is not None:
+            self.motors.command("effort", dict.fromkeys(self.motors.names, 0.0))
+            self.get_logger().warning(f"no joint_commands for {self.loop.timeout} s: joints to zero effort")
 
-    def real_time_factor(self) -> float:
-        return self.sim.state.t / max(1e-9, time.monotonic() - self.wall_start)
+    def publish_tick(self) -> None:
+        """The loop's publish hook: the state, and mavros/state at about 5 Hz."""
+        try:
+            self.publish_state()
+            if self.loop.ticks % self.ticks_per_state == 0:
+                for io in self.vehicles:
+                    if io.shim is not None:
+                        io.shim.publish_state()
+        except Exception:  # the context is shutting down under us
+            if self.context.ok():
+                raise
+
+    def clock_tick(self) -> None:
+        """The loop's clock hook: /clock and this node's own clock."""
+        try:
+            self.publish_clock()
+        except Exception:  # the context is shutting down under us
+            if self.context.ok():
+                raise
 
     def publish_clock(self) -> None:
         stamp = self.stamp()
@@ -753,14 +719,13 @@ class SimulatorNode(Node):
             q, v = sim.state.q[self.motors.iq], sim.state.v[self.motors.iv]
             self.joint_pub.publish(messages.joint_state(stamp, self.motors.names, q, v, self.motors.effort))
         if self.wrench_pubs:
-            external = sim._external if (sim.thrusters is not None or sim.contacts is not None) else sim.f_ext
-            rnea(model, data, sim.state.q, sim.state.v, qdd, sim.env, external, sim.state.t)
+            rnea(model, data, sim.state.q, sim.state.v, qdd, sim.env, sim.external, sim.state.t)
             for i, pub in self.wrench_pubs.items():
                 w = WrenchStamped()
                 w.header.stamp = stamp
                 w.header.frame_id = self.tf_names[i]
-                messages._vec_msg(w.wrench.force, data.f[i][:3])
-                messages._vec_msg(w.wrench.torque, data.f[i][3:])
+                messages.vector_msg(w.wrench.force, data.f[i][:3])
+                messages.vector_msg(w.wrench.torque, data.f[i][3:])
                 pub.publish(w)
 
 

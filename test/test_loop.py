@@ -1,0 +1,137 @@
+"""The ROS-free simulation loop (``uvms_sim.loop``) in simulated time: step grouping between
+events, command deadlines, pause and single steps, pacing with an injected clock, failures."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from uvms_sim.loop import SimulationLoop, steps_per
+from uvms_sim.model import load
+from uvms_sim.simulator import Simulator
+
+CONFIG = Path(__file__).resolve().parents[1] / "config"
+
+
+@pytest.fixture(scope="module")
+def system():
+    return load(CONFIG / "bluerov2.yaml")
+
+
+def _loop(system, **kw) -> SimulationLoop:
+    sim = Simulator.from_system(system)
+    return SimulationLoop(sim, 0.01, **kw)
+
+
+def test_steps_per_rounds_and_is_at_least_one():
+    assert steps_per(50.0, 0.002) == 10 and steps_per(250.0, 0.002) == 2 and steps_per(1e4, 0.002) == 1
+
+
+def test_a_tick_groups_steps_between_autopilot_and_clock_events(system):
+    """publish every 10 steps, autopilot every 4, clock every 5: the physics advances in groups
+    that end at each event (4, 1, 3, 2 steps), the autopilot runs at steps 0, 4, 8 (with its
+    period 4 dt), the clock at steps 5 and 10, and publishing once at the end; simulated time
+    moves by exactly 10 dt."""
+    loop = _loop(system, publish_every=10, clock_every=5, autopilot_every=4, real_time_factor=0.0)
+    events = []
+    groups = []
+    advance = loop.sim.advance
+
+    def counting(dt, n):
+        groups.append(n)
+        advance(dt, n)
+
+    loop.sim.advance = counting
+    loop.on_autopilot = [lambda period: events.append(("autopilot", loop.step_count, period))]
+    loop.on_clock = lambda: events.append(("clock", loop.step_count))
+    loop.on_publish = lambda: events.append(("publish", loop.step_count))
+    loop.tick()
+    assert groups == [4, 1, 3, 2]
+    assert events == [
+        ("autopilot", 0, pytest.approx(0.04)),
+        ("autopilot", 4, pytest.approx(0.04)),
+        ("clock", 5),
+        ("autopilot", 8, pytest.approx(0.04)),
+        ("clock", 10),
+        ("publish", 10),
+    ]
+    assert loop.sim.state.t == pytest.approx(0.1, abs=1e-12)
+
+
+def test_deadlines_expire_once_in_simulated_time_and_zero_disables(system):
+    """A command touched at t = 0 with a 0.05 s timeout expires at the first event after
+    0.05 s of simulated time (checked every autopilot period, 0.02 s here), once; a deadline
+    never touched never expires; with timeout 0 nothing expires."""
+    loop = _loop(system, publish_every=10, autopilot_every=2, timeout=0.05, real_time_factor=0.0)
+    fired: list[float] = []
+    d = loop.deadline(lambda: fired.append(loop.sim.state.t))
+    loop.deadline(lambda: fired.append(-1.0))  # never touched
+    d.touch(loop.sim.state.t)
+    loop.tick()
+    loop.tick()
+    assert fired == [pytest.approx(0.06)]
+    off = _loop(system, publish_every=10, timeout=0.0, real_time_factor=0.0)
+    calls: list[int] = []
+    off.deadline(lambda: calls.append(1)).touch(0.0)
+    for _ in range(5):
+        off.tick()
+    assert not calls
+
+
+def test_pacing_follows_the_real_time_factor_with_an_injected_clock(system):
+    """At real_time_factor 2, after a 0.1 s tick at wall time 0.01 the next tick waits until
+    wall 0.05; behind schedule it does not wait; restart_pacing takes the pace from now."""
+    now = [0.0]
+    loop = _loop(system, publish_every=10, real_time_factor=2.0, clock=lambda: now[0])
+    assert loop.next_delay() == 0.0  # the first call takes the pace
+    loop.tick()
+    now[0] = 0.01
+    assert loop.next_delay() == pytest.approx(0.04)
+    now[0] = 0.2
+    assert loop.next_delay() == 0.0
+    loop.restart_pacing()
+    assert loop.next_delay() == 0.0
+    loop.tick()
+    assert loop.next_delay() == pytest.approx(0.05)
+    assert loop.achieved_real_time_factor() == pytest.approx(0.2 / 0.2)
+
+
+def test_run_pauses_steps_on_request_and_recovers_from_a_failure(system):
+    """Paused, ``run`` ticks exactly as often as steps are requested; a tick that raises
+    FloatingPointError goes to ``on_failure`` and the loop runs on; other errors propagate."""
+    loop = _loop(system, publish_every=5, real_time_factor=0.0)
+    stop = threading.Event()
+    loop.pause(True)
+    assert not _loop(system).request_step()  # not paused: refused
+    assert loop.request_step() and loop.request_step()
+    loop.on_publish = lambda: stop.set() if loop.ticks == 2 else None
+    worker = threading.Thread(target=loop.run, args=(stop,))
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive() and loop.ticks == 2
+    assert loop.sim.state.t == pytest.approx(0.1)
+
+    failures: list[Exception] = []
+    loop = _loop(system, publish_every=5, real_time_factor=0.0)
+    state = {"raised": False}
+
+    def once(period: float) -> None:
+        if not state["raised"]:
+            state["raised"] = True
+            raise FloatingPointError("boom")
+
+    loop.on_autopilot = [once]
+    loop.on_failure = failures.append
+    stop = threading.Event()
+    loop.on_publish = lambda: stop.set() if loop.ticks == 3 else None
+    loop.run(stop)
+    assert [str(f) for f in failures] == ["boom"] and loop.ticks == 3
+    assert np.all(np.isfinite(loop.sim.state.q))
+
+    loop = _loop(system, publish_every=5, real_time_factor=0.0)
+    loop.on_autopilot = [lambda period: 1 / 0]
+    with pytest.raises(ZeroDivisionError):
+        loop.run(threading.Event())
