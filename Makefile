@@ -38,6 +38,7 @@ $(VENV)/.package: $(VENV)/.interfaces setup.py setup.cfg
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 test: setup
 	$(PY) -m pytest

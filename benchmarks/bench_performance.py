@@ -38,6 +38,8 @@ from uvms_sim.hydro import Environment
 from uvms_sim.model import load
 from uvms_sim.simulator import Simulator, fast_dynamics
 
+CONFIG = Path(__file__).resolve().parents[1] / "config"
+
 MODELS = {
     "BlueROV2": "bluerov2",
     "BlueROV2 + 4-joint arm": "bluerov2_light_arm",
@@ -72,7 +74,7 @@ def model_row(label: str, name: str, env: Environment, rng, repeat: int) -> tupl
     import mujoco
     import pinocchio as pin
 
-    system = load(f"config/{name}.yaml")
+    system = load(CONFIG / f"{name}.yaml")
     system.environment = env
     model = system.model
     sim = Simulator.from_system(system)
@@ -140,7 +142,7 @@ def connected_rows(repeat: int) -> list[tuple]:
 
 def batch_rows(seconds: float) -> list[tuple]:
     """Vehicle-steps per second of ``BatchDynamics`` (BlueROV2, thrusters on, RK4 at 10 ms)."""
-    system = load("config/bluerov2.yaml")
+    system = load(CONFIG / "bluerov2.yaml")
     fast = fast_dynamics(system)
     rows = []
     for n in (1, 100, 10000):

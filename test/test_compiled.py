@@ -9,6 +9,7 @@ formulas in double precision, in a different order; measured differences are 1e-
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,8 @@ from uvms_sim.dynamics.fast import BatchDynamics, FastDynamics
 from uvms_sim.hydro.current import SinusoidalCurrent
 from uvms_sim.model import load
 from uvms_sim.simulator import Simulator, fast_dynamics
+
+CONFIG = Path(__file__).resolve().parents[1] / "config"
 
 CONFIGS = [
     "bluerov2", "bluerov2_heavy", "bluerov2_light_arm", "bluerov_seed001", "bluerov_pair_seed001",
@@ -53,7 +56,7 @@ def test_forward_dynamics_equals_the_reference(name):
     """q̈ from the compiled ABA equals the reference ABA at random states with random
     generalized forces, body wrenches, thruster shaft speeds and a current."""
     rng = np.random.default_rng(1)
-    system = with_current(load(f"config/{name}.yaml"), None)
+    system = with_current(load(CONFIG / f"{name}.yaml"), None)
     model = system.model
     bank = Simulator.from_system(system).thrusters
     fast = FastDynamics(model, system.environment, bank)
@@ -85,7 +88,7 @@ def test_simulations_equal_the_reference(name, method):
     dynamics.)"""
     rng = np.random.default_rng(2)
     profile = SinusoidalCurrent(mean=[0.1, 0.0, 0.0], amplitude=[0.2, 0.1, 0.05], period=3.0)
-    system = with_current(load(f"config/{name}.yaml"), profile)
+    system = with_current(load(CONFIG / f"{name}.yaml"), profile)
     sims = []
     for compiled in (True, False):
         sim = Simulator.from_system(system)
@@ -116,7 +119,7 @@ def test_simulations_equal_the_reference(name, method):
 def test_a_density_change_rebuilds_the_tables():
     """Buoyancy and drag depend on the density folded into the tables: changing the
     environment's density (fresh -> sea water) gives the reference result."""
-    system = load("config/bluerov2_light_arm.yaml")
+    system = load(CONFIG / "bluerov2_light_arm.yaml")
     fast = FastDynamics(system.model, system.environment)
     q, v = random_state(system.model, np.random.default_rng(3))
     before = fast.aba(q, v)
@@ -131,7 +134,7 @@ def test_batch_copies_equal_single_steps():
     """N copies with different states and inputs, stepped together (over the threads), equal
     each copy stepped alone; a copy driven to a non-finite state is flagged and keeps its last
     finite state, the others go on."""
-    system = load("config/bluerov2_heavy.yaml")
+    system = load(CONFIG / "bluerov2_heavy.yaml")
     fast = fast_dynamics(system)
     rng = np.random.default_rng(4)
     N = 7
@@ -154,10 +157,14 @@ def test_batch_copies_equal_single_steps():
     close(batch.q[5], start_q[5])
 
 
+# the reference path overflows on purpose here
+@pytest.mark.filterwarnings(
+    "ignore:overflow encountered:RuntimeWarning", "ignore:invalid value encountered:RuntimeWarning"
+)
 def test_a_non_finite_state_raises_and_leaves_the_state():
     """A force that overflows the accelerations: the compiled step raises NonFiniteStateError
     naming the quantity (from the reference re-run) and the simulator keeps its state."""
-    sim = Simulator.from_system(load("config/bluerov2_light_arm.yaml"))
+    sim = Simulator.from_system(load(CONFIG / "bluerov2_light_arm.yaml"))
     sim.step(0.01)
     q, v, t = sim.state.q.copy(), sim.state.v.copy(), sim.state.t
     sim.set_generalized_forces(np.full(sim.model.nv, 1e308))
@@ -172,7 +179,7 @@ def test_sensor_quantities_equal_the_reference(name):
     q̈, body accelerations, placements, world poses and velocities equal the reference."""
     from uvms_sim.sensors import current_accelerations
 
-    system = with_current(load(f"config/{name}.yaml"), None)
+    system = with_current(load(CONFIG / f"{name}.yaml"), None)
     sims = [Simulator.from_system(system) for _ in range(2)]
     sims[1].compiled = False
     rng = np.random.default_rng(5)
@@ -192,11 +199,15 @@ def test_sensor_quantities_equal_the_reference(name):
         close(sims[0].thrusters.thrust, sims[1].thrusters.thrust)
 
 
+# includes a step that blows up on purpose
+@pytest.mark.filterwarnings(
+    "ignore:overflow encountered:RuntimeWarning", "ignore:invalid value encountered:RuntimeWarning"
+)
 def test_advance_equals_repeated_steps():
     """``Simulator.advance(dt, k)`` (one compiled call for k steps when the inputs are held)
     gives exactly the state of k calls of ``step(dt)``, and stops at a non-finite state with
     the error and the last finite state."""
-    system = with_current(load("config/bluerov2_heavy.yaml"), None)
+    system = with_current(load(CONFIG / "bluerov2_heavy.yaml"), None)
     a, b = Simulator.from_system(system), Simulator.from_system(system)
     for sim in (a, b):
         sim.set_thruster_pwm(np.linspace(1300, 1700, 8))

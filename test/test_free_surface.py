@@ -4,6 +4,8 @@ to the reference on hulls cut by the surface, and sensors above the water."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from transforms3d.euler import euler2quat
@@ -13,6 +15,8 @@ from uvms_sim.hydro.hull import buoyancy_potential, make_hull, shape_columns, su
 from uvms_sim.model import load
 from uvms_sim.sensors import P_ATM, absolute_pressure
 from uvms_sim.simulator import Simulator
+
+CONFIG = Path(__file__).resolve().parents[1] / "config"
 
 LX, LY, LZ, MASS, RHO = 0.5, 0.4, 0.2, 24.0, 1000.0
 DRAFT = MASS / (RHO * LX * LY)  # 0.12 m: the box floats with this much of its height wet
@@ -148,7 +152,11 @@ def test_compiled_equals_the_reference_at_the_surface(tmp_path):
     """Random poses cutting the surface, random velocities, the shipped BlueROV2 and the box:
     the compiled ABA equals the reference to 1e-10."""
     rng = np.random.default_rng(3)
-    for system in (box(tmp_path), load("config/bluerov2_heavy.yaml"), load("config/bluerov2_light_arm.yaml")):
+    for system in (
+        box(tmp_path),
+        load(CONFIG / "bluerov2_heavy.yaml"),
+        load(CONFIG / "bluerov2_light_arm.yaml"),
+    ):
         ref = Simulator.from_system(system)
         ref.compiled = False
         fast = Simulator.from_system(system)

@@ -30,6 +30,8 @@ from uvms_sim.model import ConfigError, load
 from uvms_sim.model.yaml_source import read_yaml
 from uvms_sim.simulator import Simulator
 
+CONFIG = Path(__file__).resolve().parents[1] / "config"
+
 SCALE = int(os.environ.get("FUZZ_SCALE", "1"))
 NASTY = [None, True, -1, 0, 1e300, -1e300, float("nan"), float("inf"), "x", "", [], [1], [1, 2, 3], {},
          {"a": 1}, [[1, 2], [3]], 2**70, "1e999", [None] * 6, [float("nan")] * 3]  # fmt: skip
@@ -79,7 +81,7 @@ def test_descriptions_either_load_and_run_or_say_what_is_wrong(tmp_path, config)
     by wrong types, NaN, 1e300, huge ints, keys deleted or misspelt): each one loads and steps,
     or raises ConfigError; never another exception, never a non-finite state after a step that
     did not raise."""
-    base = json.loads(json.dumps(read_yaml(f"config/{config}.yaml")))  # YAML 1.2 numbers, plain types
+    base = json.loads(json.dumps(read_yaml(CONFIG / f"{config}.yaml")))  # YAML 1.2 numbers, plain types
     rng = np.random.default_rng(zlib.crc32(config.encode()))
     counts = {"loaded": 0, "refused": 0}
     for included in Path("config").glob("*.yaml"):  # what a description includes sits beside it
@@ -128,7 +130,7 @@ def test_sitl_udp_survives_random_and_mutated_datagrams():
     """Random bytes, truncations, extensions and bit flips of valid servo packets, every
     frame count and rate: the backend answers only well-formed frames, never raises, and every
     answer is finite JSON text."""
-    sim = Simulator.from_system(load("config/bluerov2_heavy.yaml"))
+    sim = Simulator.from_system(load(CONFIG / "bluerov2_heavy.yaml"))
     backend = SitlJsonBackend(sim, port=0)
     rng = np.random.default_rng(16)
     sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -173,7 +175,9 @@ def test_mavlink_hil_survives_random_bytes_and_random_messages():
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    bridge = MavlinkHil(Simulator.from_system(load("config/bluerov2_heavy.yaml")), f"udpin:127.0.0.1:{port}")
+    bridge = MavlinkHil(
+        Simulator.from_system(load(CONFIG / "bluerov2_heavy.yaml")), f"udpin:127.0.0.1:{port}"
+    )
     board = mavutil.mavlink_connection(f"udpout:127.0.0.1:{port}", source_system=1, source_component=1)
     raw = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rng = np.random.default_rng(18)
@@ -209,6 +213,10 @@ def _random_float(rng):
 
 
 @pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
+# absurd wrenches overflow the physics on purpose
+@pytest.mark.filterwarnings(
+    "ignore:overflow encountered:RuntimeWarning", "ignore:invalid value encountered:RuntimeWarning"
+)
 def test_node_topics_services_and_parameters_survive_hostile_input():
     """Thousands of hostile messages on every input topic of the node and its MAVROS interface
     (NaN, inf, 1e308, wrong lengths, unknown names, random channel values, random mode
@@ -321,7 +329,7 @@ def test_random_bags_are_read_or_refused_and_replay_finitely(tmp_path):
     from uvms_sim.replay.run import replay
 
     store = typestore()
-    system = load("config/bluerov2_heavy.yaml")
+    system = load(CONFIG / "bluerov2_heavy.yaml")
     rng = np.random.default_rng(24)
     kinds = {
         "/rc/out": "mavros_msgs/msg/RCOut",

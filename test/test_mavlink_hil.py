@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 
 os.environ.setdefault("MAVLINK20", "1")
 
@@ -14,6 +15,8 @@ from pymavlink import mavutil
 from uvms_sim.hil.mavlink_hil import MavlinkHil
 from uvms_sim.model import load
 from uvms_sim.simulator import Simulator
+
+CONFIG = Path(__file__).resolve().parents[1] / "config"
 
 
 def free_port() -> int:
@@ -27,7 +30,9 @@ def free_port() -> int:
 @pytest.fixture
 def pair():
     port = free_port()
-    bridge = MavlinkHil(Simulator.from_system(load("config/bluerov2_heavy.yaml")), f"udpin:127.0.0.1:{port}")
+    bridge = MavlinkHil(
+        Simulator.from_system(load(CONFIG / "bluerov2_heavy.yaml")), f"udpin:127.0.0.1:{port}"
+    )
     board = mavutil.mavlink_connection(f"udpout:127.0.0.1:{port}", source_system=1, source_component=1)
     yield bridge, board, port
     bridge.close()
@@ -114,7 +119,7 @@ def test_only_the_first_autopilot_flies_and_out_of_range_controls_are_clipped(pa
     said = [r.getMessage() for r in caplog.records]
     assert sum("system 7" in m for m in said) == 1 and any("clipped" in m for m in said)
     intruder.close()
-    system = load("config/bluerov2_heavy.yaml")
+    system = load(CONFIG / "bluerov2_heavy.yaml")
     veh = system.vehicles[0]
     far = replace(veh, thrusters=(*veh.thrusters[:-1], replace(veh.thrusters[-1], motor=20)))
     with caplog.at_level(logging.WARNING, logger="uvms_sim"):

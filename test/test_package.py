@@ -104,6 +104,13 @@ def test_interface_definitions_match_the_installed_types() -> None:
     assert list(ManualControl.get_fields_and_field_types())[:6] == ["header", "x", "y", "z", "r", "buttons"]
 
 
+def test_mypy_clean() -> None:
+    """The package type-checks (mypy, configured in setup.cfg)."""
+    mypy = shutil.which("mypy") or str(Path(sys.prefix) / "bin" / "mypy")
+    result = subprocess.run([mypy], check=False, cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
+
+
 def test_ruff_clean() -> None:
     ruff = shutil.which("ruff") or str(Path(sys.prefix) / "bin" / "ruff")
     for args in (["check", "."], ["format", "--check", "."]):

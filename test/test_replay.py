@@ -26,6 +26,8 @@ from uvms_sim.replay.identify import apply_identified, identify, overlay_yaml
 from uvms_sim.replay.run import odometry_row, replay, write_prediction
 from uvms_sim.simulator import Simulator
 
+CONFIG = Path(__file__).resolve().parents[1] / "config"
+
 START = 1_700_000_000_000_000_000
 # the recording vehicle: the BlueROV2 Heavy with Wu's (2018) hull, whose damping TRUTH lists
 WU2018_HEAVY = Path(__file__).parent / "data" / "bluerov2_heavy_wu2018.yaml"
@@ -337,7 +339,7 @@ def test_joint_commands_replay_on_the_light_arm(tmp_path):
 
     from uvms_sim.actuators.joints import JointMotors
 
-    system = load("config/bluerov2_light_arm.yaml")
+    system = load(CONFIG / "bluerov2_light_arm.yaml")
     sim = Simulator.from_system(system)
     sim.joint_motors = JointMotors(system.model, q=system.initial_q)
     store = typestore()
@@ -397,7 +399,7 @@ def test_rc_override_bags_fly_through_the_emulated_ardusub(tmp_path):
     from uvms_sim.cli import main as cli_main
     from uvms_sim.replay.bag import override_message, state_message
 
-    system = load("config/bluerov2_heavy.yaml")
+    system = load(CONFIG / "bluerov2_heavy.yaml")
     sim = Simulator.from_system(system)
     autopilot = ArduSubEmulator("vectored_6dof")
     store = typestore()
@@ -528,7 +530,7 @@ def test_hostile_bags_and_options_give_one_line_errors_or_sane_replays(tmp_path,
     assert "replayed 2.9 s" in out
     gap = tmp_path / "gap"
     _hostile_bag(gap, [good] * 3, [[1500] * 8] * 2, stamps={2: START + 7200 * 10**9})
-    t, predicted = replay(load("config/bluerov2_heavy.yaml"), read_bag(gap), dt=0.01)
+    t, predicted = replay(load(CONFIG / "bluerov2_heavy.yaml"), read_bag(gap), dt=0.01)
     assert t[-1] == pytest.approx(7200.0) and np.all(np.isfinite(predicted))
     assert "7200 s without samples" in capsys.readouterr().err  # said, and jumped over
     for args, why in (

@@ -10,6 +10,7 @@ import logging
 import socket
 import struct
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +27,8 @@ from uvms_sim.hil.sitl_peer import MANDATORY, QUAT_ATT, SimJsonPeer, parse_senso
 from uvms_sim.model import load
 from uvms_sim.simulator import Simulator
 
+CONFIG = Path(__file__).resolve().parents[1] / "config"
+
 
 def lock_step(backend: SitlJsonBackend, peer: SimJsonPeer, pwm: list[int]) -> bool:
     """One SITL update served in this thread: the servos out, the backend answers, SITL parses."""
@@ -36,7 +39,7 @@ def lock_step(backend: SitlJsonBackend, peer: SimJsonPeer, pwm: list[int]) -> bo
 
 @pytest.fixture
 def link():
-    sim = Simulator.from_system(load("config/bluerov2_heavy.yaml"))
+    sim = Simulator.from_system(load(CONFIG / "bluerov2_heavy.yaml"))
     backend = SitlJsonBackend(sim, port=0)
     peer = SimJsonPeer(("127.0.0.1", backend.port), rate_hz=400)
     yield backend, peer
@@ -205,7 +208,7 @@ def test_source_port_zero_and_garbage_never_end_the_backend(link):
 
 
 def test_bad_addresses_are_one_line_errors():
-    sim = Simulator.from_system(load("config/bluerov2_heavy.yaml"))
+    sim = Simulator.from_system(load(CONFIG / "bluerov2_heavy.yaml"))
     for bind, port, why in (("localhost:9", 9002, "not an IPv4"), ("127.0.0.1", 70000, "not in 0-65535"),
                             ("192.0.2.1", 0, "cannot listen")):  # fmt: skip
         with pytest.raises(ValueError, match=why):

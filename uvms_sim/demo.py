@@ -76,6 +76,7 @@ class Pilot:
 
     @property
     def depth(self) -> float:
+        assert self.pose is not None, "no local_position/pose yet"
         return -self.pose.pose.position.z
 
     @property
@@ -173,7 +174,7 @@ def run(rtf: float, leg: float, out_dir: Path) -> dict:
         assert pilot.spin_until(lambda: pilot.depth < START_DEPTH, 60.0, lambda: pilot.sticks(throttle=1700))
         pilot.sticks()
         assert pilot.call(pilot.arming, CommandBool.Request(value=False)).success
-        pilot.spin_until(lambda: not pilot.state.armed, 5.0)
+        pilot.spin_until(lambda: pilot.state is not None and not pilot.state.armed, 5.0)
     finally:
         wall = time.monotonic() - wall0
         sim_time = pilot.now() - sim_start if pilot.track else 0.0

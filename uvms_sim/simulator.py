@@ -76,7 +76,7 @@ class Simulator:
             if j.nv == 1 and j.nq == 1 and (np.isfinite(j.lower) or np.isfinite(j.upper))
         ]
         self.limit_impacts = 0  # joints stopped by their limits so far (an impact, or resting on it)
-        self._limit_data = self.model.create_data() if self._limits else None  # scratch of the impacts
+        self._limit_data = self.model.create_data()  # scratch of the joint-limit impacts
         self._contact_dt = 0.0  # the step the contact stiffnesses were last checked for
 
     @classmethod
@@ -200,6 +200,8 @@ class Simulator:
         stiffness k on a body of mass m (added mass included) oscillates at ω = sqrt(k/m), and
         an explicit step longer than about 1/ω bounces the body off it faster than it came."""
         self._contact_dt = dt
+        if self.contacts is None:
+            return
         for sb, points in self.contacts.seabeds:
             for name, body, _ in points:
                 mass = self.model.mass[body] + self.model.M_A[body][2, 2]

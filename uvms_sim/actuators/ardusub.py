@@ -44,7 +44,7 @@ from transforms3d.euler import mat2euler
 from transforms3d.quaternions import quat2mat
 
 from ..log import Throttle
-from ..spatial import Array
+from ..spatial import Array, Floats
 from .althold import ALT_HOLD_DEFAULTS, AltHold, AltHoldParams
 
 # motor -> (roll, pitch, yaw, throttle, forward, lateral)
@@ -83,12 +83,12 @@ RC_CHANNELS = ("pitch", "roll", "throttle", "yaw", "forward", "lateral", "camera
 _FORWARD_COUPLING = {1: -1, 2: -1, 3: 1, 4: 1}
 
 
-def normalize_rc(pwm: Array) -> Array:
+def normalize_rc(pwm: Floats | list[float]) -> Array:
     """``RC_Channel::norm_input`` for 1100/1500/1900 us: ``(pwm - 1500)/400`` in [-1, 1]."""
     return np.clip((np.asarray(pwm, dtype=float) - 1500.0) / 400.0, -1.0, 1.0)
 
 
-def thrust_to_pwm(output: Array) -> Array:
+def thrust_to_pwm(output: Floats | list[float]) -> Array:
     """``AP_Motors6DOF::calc_thrust_to_pwm``: 1500 + 400 · output within [1100, 1900]."""
     return np.clip(np.rint(1500.0 + 400.0 * np.asarray(output, dtype=float)), 1100.0, 1900.0)
 
@@ -177,7 +177,7 @@ class ModeGains:
     althold: AltHoldParams = ALT_HOLD_DEFAULTS  # the vertical axis of ALT_HOLD
 
 
-def infer_frame(motors: list[int]) -> str | None:
+def infer_frame(motors: list[int | None]) -> str | None:
     """ArduSub frame of a vehicle from its motor numbers (6: vectored, 8: vectored_6dof)."""
     numbered = sorted(m for m in motors if m is not None)
     if numbered == list(range(1, 9)):
@@ -298,7 +298,8 @@ class ArduSubEmulator:
         if yaw_stick != 0.0:  # rate control while the pilot turns
             self._i_att[2] = 0.0
             cmd[2] = g.k_angle[2] * (yaw_stick * g.yaw_rate_max - s.rates[2])
-        return tuple(float(x) for x in np.clip(cmd, -1.0, 1.0))
+        roll, pitch, yaw = (float(x) for x in np.clip(cmd, -1.0, 1.0))
+        return roll, pitch, yaw
 
     def _depth(self, s: VehicleState, sticks: dict, dt: float) -> float:
         return self.althold.update(-s.depth, -s.depth_rate, float(self.rc[2]), dt)

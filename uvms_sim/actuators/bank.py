@@ -93,7 +93,8 @@ class ThrusterBank:
             by_motor = {k + 1: float(v) for k, v in enumerate(arr)}
         pwm = self.pwm.copy()
         for k in range(len(self)) if thrusters is None else thrusters:
-            value = by_motor.get(self.motors[k], 0.0)
+            motor = self.motors[k]
+            value = by_motor.get(motor, 0.0) if motor is not None else 0.0
             if value > 0.0:
                 pwm[k] = value
         return self.set_pwm(pwm)
@@ -102,7 +103,8 @@ class ThrusterBank:
         """ArduSub's MOT_n_DIRECTION of the reversed motors (among ``thrusters``, indices):
         ``{motor: -1.0}``, what an autopilot flying these thrusters must be configured with."""
         idx = range(len(self)) if thrusters is None else thrusters
-        return {self.motors[k]: -1.0 for k in idx if self.sign[k] < 0 and self.motors[k] is not None}
+        numbered = [(k, m) for k in idx if (m := self.motors[k]) is not None]
+        return {m: -1.0 for k, m in numbered if self.sign[k] < 0}
 
     @property
     def kinds(self) -> list[ThrusterModel]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spatial import Array
+from ..spatial import Array, Floats
 
 V_MIN, V_MAX = 10.0, 20.0
 DEADBAND = 28.0  # us
@@ -74,7 +74,7 @@ def check_voltage(voltage: float) -> float:
     return v
 
 
-def _evaluate(kind: str, pwm: Array, voltage: Array) -> Array:
+def _evaluate(kind: str, pwm: Floats, voltage: Floats) -> Array:
     pwm = np.asarray(pwm, dtype=float)
     d = pwm - 1500.0
     x = np.clip((np.abs(d) - DEADBAND) / (400.0 - DEADBAND), 0.0, 1.0)
@@ -86,12 +86,12 @@ def _evaluate(kind: str, pwm: Array, voltage: Array) -> Array:
     return np.where(d >= 0.0, fwd, rev)
 
 
-def thrust(pwm: Array, voltage: Array) -> Array:
+def thrust(pwm: Floats, voltage: Floats) -> Array:
     """Bollard thrust (N, signed: negative in reverse) at ``pwm`` (us) and ``voltage`` (V)."""
     return np.where(np.asarray(pwm, dtype=float) >= 1500.0, 1.0, -1.0) * _evaluate("thrust", pwm, voltage)
 
 
-def current(pwm: Array, voltage: Array) -> Array:
+def current(pwm: Floats, voltage: Floats) -> Array:
     """Supply current (A) at bollard, ``pwm`` (us) and ``voltage`` (V)."""
     return np.maximum(_evaluate("current", pwm, voltage), 0.0)
 

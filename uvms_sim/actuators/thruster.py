@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..spatial import Array
+from ..spatial import Array, Floats
 from . import t200
 
 KGF = 9.80665
@@ -83,7 +83,7 @@ class ThrusterModel:
         """Advance-speed coefficient of eq. 12 (negative), forward-thrust based."""
         return -self.T_nn_forward / (self.zero_thrust_advance_ratio * self.diameter)
 
-    def shaft_speed(self, pwm: Array) -> Array:
+    def shaft_speed(self, pwm: Floats) -> Array:
         """Commanded shaft speed (rev/s, signed) for PWM (us): Nielsen et al. 2018 eq. 39, or with a
         ``voltage`` the speed whose bollard thrust is the T200 fit's (``t200``)."""
         if self.voltage is not None:
@@ -93,7 +93,7 @@ class ThrusterModel:
         x = np.clip((np.abs(d) - self.deadband) / span, 0.0, 1.0)
         return np.sign(d) * self.n_max * x**self.exponent
 
-    def thrust(self, n: Array, u_a: Array) -> Array:
+    def thrust(self, n: Floats, u_a: Floats) -> Array:
         """Thrust (N, along the thruster's direction) at shaft speed n and advance speed u_a,
         Nielsen et al. 2018 eq. 12, saturated at the bollard thrust of that direction."""
         n = np.asarray(n, dtype=float)
@@ -108,7 +108,7 @@ class ThrusterModel:
 
 
 def table_shaft_speed(
-    pwm: Array, voltage: Array, n_max: Array, full_forward: Array, full_reverse: Array
+    pwm: Floats, voltage: Floats, n_max: Floats, full_forward: Floats, full_reverse: Floats
 ) -> Array:
     """The shaft speed whose bollard thrust ``T_nn |n| n`` is the T200 tables' at ``pwm`` and
     ``voltage`` (``t200.thrust``): ``n = ± n_max sqrt(|T| / T_full)`` with the full-command

@@ -98,9 +98,10 @@ from .flat import (
 # The compiled code is cached next to this file; where that is not writable (an installed ROS
 # package) and no NUMBA_CACHE_DIR is set, in the user's cache directory instead.
 if not os.access(Path(__file__).parent, os.W_OK) and not os.environ.get("NUMBA_CACHE_DIR"):
-    numba.config.CACHE_DIR = str(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "uvms_sim")
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "uvms_sim"
+    numba.config.CACHE_DIR = str(cache)  # type: ignore[attr-defined]
 
-JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+kernel = njit(cache=True, nogil=True, error_model="numpy")  # every kernel: cached, GIL released
 
 # scratch row offsets
 S_EJ, S_Q, S_VJ, S_H, S_HV, S_T, S_IA, S_PA, S_AP, S_RHS = 0, 9, 18, 24, 30, 36, 42, 78, 84, 90
@@ -120,7 +121,7 @@ S_UD, S_J, S_TT, S_K, S_L, S_CL, S_CLI, S_R, S_GB, S_VC, S_AC = (
 
 
 # -- rotations (row-major 3x3 at out[o:o+9]) -----------------------------------------------------
-@njit(**JIT)
+@kernel
 def _quat2mat(w, x, y, z, out, o):
     """Rotation matrix of a (not necessarily unit) quaternion, as transforms3d.quat2mat."""
     n = w * w + x * x + y * y + z * z
@@ -144,7 +145,7 @@ def _quat2mat(w, x, y, z, out, o):
     out[o + 8] = 1.0 - (xX + yY)
 
 
-@njit(**JIT)
+@kernel
 def _axangle_T(x, y, z, angle, out, o):
     """Transpose of the rotation by ``angle`` about the unit axis (transforms3d.axangle2mat)."""
     c, s = math.cos(angle), math.sin(angle)
@@ -163,7 +164,7 @@ def _axangle_T(x, y, z, angle, out, o):
     out[o + 8] = z * zC + c
 
 
-@njit(**JIT)
+@kernel
 def _quat_exp(t0, t1, t2):
     """``exp(θ/2)`` as a quaternion (transforms3d.axangle2quat of θ/|θ|, |θ|)."""
     angle = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
@@ -173,7 +174,7 @@ def _quat_exp(t0, t1, t2):
     return math.cos(0.5 * angle), t0 * s, t1 * s, t2 * s
 
 
-@njit(**JIT)
+@kernel
 def _qmult(w1, x1, y1, z1, w2, x2, y2, z2):
     return (
         w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
@@ -183,7 +184,7 @@ def _qmult(w1, x1, y1, z1, w2, x2, y2, z2):
     )
 
 
-@njit(**JIT)
+@kernel
 def _dexp_inv(t0, t1, t2, w0, w1, w2, out, o):
     """Inverse right Jacobian of SO(3) times w into out[o:o+3] (integrate.dexp_inv)."""
     angle = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
@@ -200,7 +201,7 @@ def _dexp_inv(t0, t1, t2, w0, w1, w2, out, o):
 
 
 # -- spatial transforms of body i (E at WB[i, WE:], r at WB[i, WR:]) ----------------------------
-@njit(**JIT)
+@kernel
 def _xmotion(WB, i, src, so, dst, do):
     """dst[do:do+6] = X_i src[so:so+6] = [E(m_v - r x m_ω); E m_ω] (src, dst 1-D rows)."""
     r0, r1, r2 = WB[i, WR], WB[i, WR + 1], WB[i, WR + 2]
@@ -214,7 +215,7 @@ def _xmotion(WB, i, src, so, dst, do):
         dst[do + 3 + a] = e0 * m3 + e1 * m4 + e2 * m5
 
 
-@njit(**JIT)
+@kernel
 def _outward(WB, i, lam, src, so, add, ao, dst, do):
     """dst[do:do+6] = X_i src[so:so+6] + add[ao:ao+6], or ``add`` alone at a root (lam < 0):
     the outward recursion of velocities and accelerations (McMillan et al. 1996 eqs. 9, A2)."""
@@ -227,7 +228,7 @@ def _outward(WB, i, lam, src, so, add, ao, dst, do):
             dst[do + a] = add[ao + a]
 
 
-@njit(**JIT)
+@kernel
 def _xforce_add(WB, i, src, so, dst, do):
     """dst[do:do+6] += X_iᵀ src[so:so+6] = [Eᵀf; Eᵀn + r x Eᵀf] (McMillan et al. 1996 eq. A8)."""
     f0, f1, f2 = src[so], src[so + 1], src[so + 2]
@@ -244,7 +245,7 @@ def _xforce_add(WB, i, src, so, dst, do):
     dst[do + 5] += WB[i, WE + 2] * n0 + WB[i, WE + 5] * n1 + WB[i, WE + 8] * n2 + r0 * g1 - r1 * g0
 
 
-@njit(**JIT)
+@kernel
 def _add_congruence(WB, i, Ia, io, dst, do, S):
     """dst[do:do+36] += X_iᵀ Ia X_i for a symmetric 6x6 Ia at Ia[io:io+36] (row-major), with
     X = diag(E, E) T(r): J = diag(E,E)ᵀ Ia diag(E,E) by 3x3 congruences of the blocks
@@ -292,7 +293,7 @@ def _add_congruence(WB, i, Ia, io, dst, do, S):
 
 
 # -- forward pass --------------------------------------------------------------------------------
-@njit(**JIT)
+@kernel
 def placements(BF, BI, WB, S, q):
     """E_i, r_i (parent -> body) and world poses (kinematics.placements)."""
     for i in range(BI.shape[0]):
@@ -337,7 +338,7 @@ def placements(BF, BI, WB, S, q):
                 WB[i, WPW + a] = WB[lam, WPW + a] + l0 * WB[i, WR] + l1 * WB[i, WR + 1] + l2 * WB[i, WR + 2]
 
 
-@njit(**JIT)
+@kernel
 def _wet_part(BF, BI, WB, i, surface, rv, b0, b1, b2):
     """(ρV, centre of buoyancy, wet share) of body i at the surface (kinematics.wet_part,
     hydro.hull.submerged): the full values when the hull's bounding sphere is under water."""
@@ -379,7 +380,7 @@ def _wet_part(BF, BI, WB, i, surface, rv, b0, b1, b2):
     return rv * V / vol, m0 / V, m1 / V, m2 / V, V / vol
 
 
-@njit(**JIT)
+@kernel
 def _body_bias(BF, BI, WB, S, i, fluid):
     """Hydrodynamic bias p_i into WB[i, WBIAS:] and ν_r into WB[i, WVR:]
     (hydro.forces.body_bias); fluid = [current, its acceleration, gravity, (surface depth,
@@ -455,7 +456,7 @@ def _body_bias(BF, BI, WB, S, i, fluid):
         _drag(BF, i, row, (BI[i, HULL0] - DS) // 2, wet)
 
 
-@njit(**JIT)
+@kernel
 def _force_cross_into(v, vo, f, fo, out, oo, add):
     """out[oo:oo+6] (=, or += with add) v x* f = [ω x f; v x f + ω x n]."""
     v0, v1, v2, w0, w1, w2 = v[vo], v[vo + 1], v[vo + 2], v[vo + 3], v[vo + 4], v[vo + 5]
@@ -482,7 +483,7 @@ def _force_cross_into(v, vo, f, fo, out, oo, add):
         out[oo + 5] = x5
 
 
-@njit(**JIT)
+@kernel
 def _drag(BF, i, row, P, wet):
     """bias -= wet x cylinder drag wrench (hydro.drag.cylinder_drag_wrench, closed form along
     the link; P quadrature columns)."""
@@ -523,7 +524,7 @@ def _drag(BF, i, row, P, wet):
     row[WBIAS + 5] -= (s0 * f1 - s1 * f0) + (e0 * g1 - e1 * g0)
 
 
-@njit(**JIT)
+@kernel
 def _thrust(TF, TI, WB, thrust, n):
     """bias -= thruster wrenches at shaft speeds n (ThrusterBank.wrenches, Nielsen et al. 2018 eq. 12)."""
     for k in range(TI.shape[0]):
@@ -544,7 +545,7 @@ def _thrust(TF, TI, WB, thrust, n):
             WB[b, WBIAS + 3 + a] -= T * TF[k, TARM + a]
 
 
-@njit(**JIT)
+@kernel
 def forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid):
     """Placements, velocities, c_i and the biases (kinematics.forward_kinematics) with the
     external wrenches ``f_ext`` (nb x 6), the thrust at shaft speeds ``n`` and the contact
@@ -589,7 +590,7 @@ def forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, flui
     _contacts(KI, KF, KN, WB)
 
 
-@njit(**JIT)
+@kernel
 def _contacts(KI, KF, KN, WB):
     """bias -= contact wrenches (dynamics.contact.Contacts.wrenches): per point (KI: body,
     kind 0 seabed / 1 anchor; KF: r (3), seabed depth or anchor point (3), k, c, μ, v_s) the
@@ -633,7 +634,7 @@ def _contacts(KI, KF, KN, WB):
 
 
 # -- articulated-body algorithm -------------------------------------------------------------------
-@njit(**JIT)
+@kernel
 def _chol_inv(D, do, n, out, oo, S):
     """out[oo:] = D⁻¹ (n x n, row stride 6) for a symmetric positive definite D at D[do:]."""
     for j in range(n):
@@ -662,7 +663,7 @@ def _chol_inv(D, do, n, out, oo, S):
             out[oo + 6 * j + i] = s
 
 
-@njit(**JIT)
+@kernel
 def aba_pass(BF, BI, WB, S, tau, ddq):
     """Backward and forward passes of the ABA (dynamics.aba) after ``forward_pass``."""
     nb = BI.shape[0]
@@ -776,7 +777,7 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
 
 
 # -- workspace carving ---------------------------------------------------------------------------
-@njit(**JIT)
+@kernel
 def _carve(W, nb, nq, nv, nt):
     """(WB, WQ, WV, thrust, S) views of a workspace buffer (flat.workspace_size)."""
     o = nb * NW
@@ -790,7 +791,7 @@ def _carve(W, nb, nq, nv, nt):
     return WB, WQ, WV, thrust, W[o : o + NS]
 
 
-@njit(**JIT)
+@kernel
 def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq):
     """q̈: forward pass, ABA, and with rigid connections (rows of CI/CF) the Udwadia-Kalaba
     correction (``constraints.constrained_aba``)."""
@@ -801,7 +802,7 @@ def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, 
 
 
 # -- rigid connections (Udwadia-Kalaba, Nielsen et al. 2018 eq. 20; dynamics.constraints) -------
-@njit(**JIT)
+@kernel
 def _s_column(BF, BI, i, k, out):
     """Column k of joint i's motion subspace S (child coordinates) into out[0:6]."""
     for a in range(6):
@@ -819,7 +820,7 @@ def _s_column(BF, BI, i, k, out):
         out[k] = 1.0
 
 
-@njit(**JIT)
+@kernel
 def _crba(BF, BI, WB, S, M):
     """Joint-space inertia with added mass (dynamics.crba): composite inertias accumulated
     inward with the structured ``Xᵀ I X``, then ``M_ij = S_iᵀ (X...)ᵀ I^c_i S_j``."""
@@ -865,7 +866,7 @@ def _crba(BF, BI, WB, S, M):
                 j = lam
 
 
-@njit(**JIT)
+@kernel
 def _jacobian(BF, BI, WB, i, J):
     """6 x nv body Jacobian of body i in its own axes (constraints.body_jacobian): column of
     ancestor k's joint = X_{i<-k} S_k, carried down the chain from k to i."""
@@ -895,7 +896,7 @@ def _jacobian(BF, BI, WB, i, J):
         k = BI[k, PARENT]
 
 
-@njit(**JIT)
+@kernel
 def _mat2quat(R):
     """Unit quaternion [w x y z] (w >= 0) of a rotation matrix (Shepperd's method; the same
     quaternion transforms3d.mat2quat returns for an orthonormal matrix)."""
@@ -917,7 +918,7 @@ def _mat2quat(R):
     return w, x, y, z
 
 
-@njit(**JIT)
+@kernel
 def _constrain(BF, BI, CI, CF, WB, S, v, ddq):
     """ddq <- q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u) with M = L Lᵀ (constraints.udwadia_kalaba);
     rows ``A = J_c - X J_p``, ``b = X a⁰_p - a⁰_c - 2α ė - β² e`` per connection
@@ -1022,7 +1023,7 @@ def _constrain(BF, BI, CI, CF, WB, S, v, ddq):
 
 
 # -- integration ----------------------------------------------------------------------------------
-@njit(**JIT)
+@kernel
 def _rotate(S, o, x, xo, out, oo, add):
     """out[oo:oo+3] (=, or += with add) R x[xo:xo+3], R the row-major 3x3 at S[o:o+9]."""
     x0, x1, x2 = x[xo], x[xo + 1], x[xo + 2]
@@ -1031,7 +1032,7 @@ def _rotate(S, o, x, xo, out, oo, add):
         out[oo + a] = out[oo + a] + r if add else r
 
 
-@njit(**JIT)
+@kernel
 def _advance_quat(q, o, dq, d, out):
     """out[o:o+4] = q[o:o+4] ⊗ exp(dq[d:d+3] / 2), renormalised (integrate.integrate)."""
     e0, e1, e2, e3 = _quat_exp(dq[d], dq[d + 1], dq[d + 2])
@@ -1040,7 +1041,7 @@ def _advance_quat(q, o, dq, d, out):
     out[o], out[o + 1], out[o + 2], out[o + 3] = w / nrm, x / nrm, y / nrm, z / nrm
 
 
-@njit(**JIT)
+@kernel
 def integrate(BI, S, q, dq, out):
     """out = q ⊕ dq (integrate.integrate)."""
     for a in range(q.shape[0]):
@@ -1060,7 +1061,7 @@ def integrate(BI, S, q, dq, out):
             out[iq] += dq[iv]
 
 
-@njit(**JIT)
+@kernel
 def _tangent_rate(BI, S, theta, v, out):
     """Rate of the tangent coordinates about the stage-0 point (integrate._tangent_rate)."""
     for a in range(v.shape[0]):
@@ -1079,7 +1080,7 @@ def _tangent_rate(BI, S, theta, v, out):
             _dexp_inv(theta[iv], theta[iv + 1], theta[iv + 2], v[iv], v[iv + 1], v[iv + 2], out, iv)
 
 
-@njit(**JIT)
+@kernel
 def _finite(x):
     for a in range(x.shape[0]):
         if not math.isfinite(x[a]):
@@ -1087,7 +1088,7 @@ def _finite(x):
     return True
 
 
-@njit(**JIT)
+@kernel
 def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
     """One RKMK4 step (method 0, integrate.step_rk4) or semi-implicit Euler step (method 1);
     fluid[s] = (current, acceleration, gravity, surface) at t, t+h/2, t+h. False on a non-finite value
@@ -1149,7 +1150,7 @@ def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fl
 
 
 # -- entry points from Python ---------------------------------------------------------------------
-@njit(**JIT)
+@kernel
 def aba(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, q, v, tau, f_ext, n, fluid, ddq):
     """q̈ into ``ddq`` at (q, v) for tau, body wrenches f_ext (nb x 6), thruster shaft speeds n,
     fluid = [current, acceleration, gravity, surface] (4 x 3); W a workspace buffer. Thrusts are left in
@@ -1158,13 +1159,13 @@ def aba(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, q, v, tau, f_ext, n, fluid, ddq):
     _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq)
 
 
-@njit(**JIT)
+@kernel
 def step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
     """One step; see ``_step``."""
     return _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out)
 
 
-@njit(**JIT)
+@kernel
 def step_many(
     BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, steps, q_out, v_out
 ):
@@ -1187,7 +1188,7 @@ def step_many(
     return steps
 
 
-@njit(**JIT)
+@kernel
 def aba_repeat(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, q, v, tau, f_ext, n, fluid, ddq, repeat):
     """``aba`` called ``repeat`` times inside compiled code (benchmarks: the cost without the
     Python call)."""

@@ -18,7 +18,7 @@ from numba import get_num_threads
 
 from ..hydro.environment import Environment
 from ..model.model import Model
-from ..spatial import Array
+from ..spatial import Array, IntArray
 from . import compiled
 from .flat import NW, WA, WBIAS, WC, WE, WPW, WR, WRW, WV, WVR, flatten, thrust_offset, workspace_size
 from .integrate import INTEGRATORS, NonFiniteStateError
@@ -32,6 +32,10 @@ def _f64(x) -> Array:
     if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
         return x
     return np.ascontiguousarray(x, dtype=float)
+
+
+# what every kernel takes first: BF, BI, TF, TI (the tables), CI, CF, KI, KF, KN, W
+ModelArgs = tuple[Array, IntArray, Array, IntArray, IntArray, Array, IntArray, Array, Array, Array]
 
 
 class FastDynamics:
@@ -181,7 +185,7 @@ class FastDynamics:
                 self.fluid[s, 0], self.fluid[s, 1] = env.fluid_state(ts)
         return self.fluid
 
-    def _model_args(self) -> tuple:
+    def _model_args(self) -> ModelArgs:
         """The tables, connections and workspace every kernel takes first (after a refresh)."""
         self._refresh()
         return (*self.tables, self.CI, self.CF, self.KI, self.KF, self.KN, self.W)

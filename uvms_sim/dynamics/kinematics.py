@@ -35,7 +35,7 @@ def velocities_and_bias(
     ``f_ext`` (see ``ExternalWrench``) is subtracted from the bias.
     """
     wrench_fn = f_ext if callable(f_ext) else None
-    f_arr = None if wrench_fn is not None else f_ext
+    f_arr = None if callable(f_ext) else f_ext
     gravity = env.gravity_vector
     rho = env.density
     current, current_accel = env.fluid_state(t)

@@ -34,6 +34,7 @@ import numpy as np
 from pymavlink import mavutil
 from transforms3d.quaternions import quat2mat
 
+from ..actuators.bank import ThrusterBank
 from ..log import Throttle
 from ..sensors import absolute_pressure, current_accelerations, specific_force
 from ..simulator import Simulator
@@ -56,6 +57,7 @@ class MavlinkHil:
         if sim.thrusters is None:
             raise ValueError("MAVLink HIL needs a system with thrusters")
         self.sim = sim
+        self.bank: ThrusterBank = sim.thrusters
         self.link = mavutil.mavlink_connection(connection, source_system=1, source_component=200, **kwargs)
         self.home = home
         self.state_period = 1.0 / state_rate
@@ -98,9 +100,7 @@ class MavlinkHil:
                 self.dropped += 1
             elif kind == "SERVO_OUTPUT_RAW":
                 self.received[kind] += 1
-                self.sim.thrusters.set_motor_pwm(
-                    {m: getattr(msg, f"servo{m}_raw", 0) for m in self.motors if m <= 16}
-                )
+                self.bank.set_motor_pwm({m: getattr(msg, f"servo{m}_raw", 0) for m in self.motors if m <= 16})
             elif kind == "HIL_ACTUATOR_CONTROLS":
                 controls = np.asarray(msg.controls, dtype=float)
                 if not np.all(np.isfinite(controls)):
@@ -113,7 +113,7 @@ class MavlinkHil:
                     self.throttle.warn(
                         "range", f"HIL_ACTUATOR_CONTROLS outside [-1, 1] clipped: {used.tolist()}"
                     )
-                self.sim.thrusters.set_motor_pwm(
+                self.bank.set_motor_pwm(
                     {
                         m: 1500.0 + 400.0 * float(np.clip(c, -1.0, 1.0))
                         for m, c in zip(self.motors, used, strict=True)

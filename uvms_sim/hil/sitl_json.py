@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..actuators.bank import ThrusterBank
 from ..log import Throttle
 from ..sensors import accelerometer, current_accelerations
 from ..simulator import Simulator
@@ -161,6 +162,7 @@ class SitlJsonBackend:
             raise ValueError("the SITL backend needs a system with thrusters")
         check_address(bind, port)
         self.sim = sim
+        self.bank: ThrusterBank = sim.thrusters
         self.max_step = max_step
         self.peer_timeout = peer_timeout
         system = sim.system
@@ -243,7 +245,7 @@ class SitlJsonBackend:
     def apply_pwm(self, pwm: tuple[int, ...]) -> None:
         """Servo n drives this vehicle's thruster with motor number n (0: output not set up)."""
         if pwm != self.last_pwm:
-            self.sim.thrusters.set_motor_pwm(pwm, self.thrusters)
+            self.bank.set_motor_pwm(np.asarray(pwm, dtype=float), self.thrusters)
             self.last_pwm = pwm
 
     def state_json(self) -> bytes:

@@ -34,6 +34,7 @@ import ctypes.util
 import socket
 import time
 from dataclasses import dataclass, field
+from typing import cast
 
 from .sitl_json import encode_servo_packet
 
@@ -204,7 +205,7 @@ class SimJsonPeer:
         self.last_bitmask = mask
         del self.buffer[:p2]
         self.state = values
-        timestamp = float(values["timestamp"])
+        timestamp = float(cast(float, values["timestamp"]))
         if timestamp < self.last_timestamp:
             self.messages.append("Detected physics reset")
             deltat = 0.0

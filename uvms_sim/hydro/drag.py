@@ -35,6 +35,9 @@ class CylinderDrag:
     start: Array = field(default_factory=lambda: np.zeros(3))
     drag_coefficient: float = 1.1
     points: int = 8
+    s: Array = field(init=False, repr=False, compare=False)  # quadrature abscissae along the axis, m
+    nodes: Array = field(init=False, repr=False, compare=False)  # quadrature points, link axes
+    weights: Array = field(init=False, repr=False, compare=False)  # quadrature weights, m
 
     def __post_init__(self) -> None:
         if not self.length > 0.0 or not self.radius > 0.0:

@@ -152,7 +152,7 @@ def make_hull(
 
 def default_hull(volume: float, center: Array) -> Hull:
     """A sphere of ``volume`` centred at ``center`` (a body with a volume but no hull)."""
-    return make_hull(shape_columns("sphere", 1.0), volume, center)
+    return make_hull(shape_columns("sphere", np.array([1.0])), volume, center)
 
 
 def submerged(hull: Hull, R: Array, p: Array, surface: float) -> tuple[float, Array] | None:

@@ -9,8 +9,9 @@ the file, the line where there is one, the key path and what was expected.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from transforms3d.euler import euler2mat, euler2quat
@@ -104,8 +105,8 @@ class JointSpec:
     xyz: Array
     rpy: Array
     axis: Array
-    limits: dict = field(default_factory=dict)
-    cur: Cursor | None = None
+    limits: dict
+    cur: Cursor  # where it was written (for errors)
 
 
 @dataclass
@@ -382,7 +383,7 @@ def _check_mass_matrix(model: Model, top: Cursor) -> None:
 # -- environment --------------------------------------------------------------------------
 def _environment(cur: Cursor) -> Environment:
     env = _environment_without_surface(cur)
-    surface = 0.0
+    surface: float | None = 0.0
     if "surface" in cur:
         surface = None if cur["surface"].value is None else cur["surface"].number()
     env.surface = surface
@@ -413,13 +414,13 @@ def _environment_without_surface(cur: Cursor) -> Environment:
         return Environment(gravity=g, density=rho, current=c["velocity"].vector(3))
     if kind == "sinusoidal":
         phase = c["phase"] if "phase" in c else None
-        profile = SinusoidalCurrent(
+        sinusoid = SinusoidalCurrent(
             c["mean"].vector(3),
             c["amplitude"].vector(3),
             c["period"].number(positive=True),
             0.0 if phase is None else (phase.vector(3) if isinstance(phase.value, list) else phase.number()),
         )
-        return Environment(gravity=g, density=rho, current_profile=profile)
+        return Environment(gravity=g, density=rho, current_profile=sinusoid)
     times = c["time"].vector(len(c["time"].value) if isinstance(c["time"].value, list) else -1)
     vel = c["velocity"].matrix(len(times), 3)
     try:
@@ -477,13 +478,13 @@ def _vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
         raise cur["prefix"].error("expected a text")
     frame_cur = pick("frame")
     frame = frame_cur.text() if frame_cur is not None else "frd"
-    if frame not in ("frd", "flu"):
+    if frame_cur is not None and frame not in ("frd", "flu"):
         raise frame_cur.error(
             f"expected 'frd' (x forward, y right, z down) or 'flu' (REP-103), got {frame!r}"
         )
     base_cur = pick("base")
     base = base_cur.text() if base_cur is not None else "free"
-    if base not in ("free", "fixed"):
+    if base_cur is not None and base not in ("free", "fixed"):
         raise base_cur.error(
             f"expected 'free' (a floating vehicle) or 'fixed' (bolted to the world), got {base!r}"
         )
@@ -516,9 +517,10 @@ def _vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
                 np.zeros(3),
                 np.array(FLU_TO_FRD_RPY),
                 np.zeros(3),
+                {},
+                desc,
             )
         )
-        joints[-1].cur = desc
         links.insert(0, frd)
         root = frd.name
     link_names = {ls.name for ls in links}
@@ -526,8 +528,9 @@ def _vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
     thrusters = (
         [_thruster(tc, prefix, link_names) for tc in thr_cur.seq("a list of thrusters")] if thr_cur else []
     )
-    _unique(thrusters, thr_cur, "name", lambda t: t.name)
-    _unique([t for t in thrusters if t.motor is not None], thr_cur, "motor", lambda t: t.motor)
+    if thr_cur is not None:
+        _unique(thrusters, thr_cur, "name", lambda t: t.name)
+        _unique([t for t in thrusters if t.motor is not None], thr_cur, "motor", lambda t: t.motor)
     position, rpy = np.zeros(3), np.zeros(3)
     if "initial_pose" in cur:
         pose = cur["initial_pose"].mapping(optional=("position", "rpy"))
@@ -577,7 +580,7 @@ def _thruster_model(cur: Cursor) -> tuple[tuple[str, object], ...]:
     return tuple(out)
 
 
-def _unique(items, cur: Cursor | None, what: str, key) -> None:
+def _unique(items, cur: Cursor, what: str, key) -> None:
     seen = set()
     for k, item in enumerate(items):
         if key(item) in seen:
@@ -870,7 +873,7 @@ def _hull(cur: Cursor) -> tuple[Array, Array]:
         axis = cur["axis"].text() if "axis" in cur else "x"
         if axis not in ("x", "y", "z"):
             raise cur["axis"].error(f"expected x, y or z, got {axis!r}")
-        size = [cur["radius"].number(positive=True), cur["length"].number(positive=True)]
+        size = np.array([cur["radius"].number(positive=True), cur["length"].number(positive=True)])
         columns = shape_columns("cylinder", size, "xyz".index(axis))
     else:
         key, n = _HULL_SIZES[shape]
@@ -948,7 +951,10 @@ def _drag(cur: Cursor) -> CylinderDrag:
         raise cur["model"].error(
             f"expected 'cylinder' (the one per-link drag model), got {cur['model'].value!r}"
         )
-    kwargs = {"length": cur["length"].number(positive=True), "radius": cur["radius"].number(positive=True)}
+    kwargs: dict[str, Any] = {
+        "length": cur["length"].number(positive=True),
+        "radius": cur["radius"].number(positive=True),
+    }
     if "axis" in cur:
         kwargs["axis"] = cur["axis"].vector(3)
         if not np.linalg.norm(kwargs["axis"]) > 0.0:

@@ -7,6 +7,7 @@ precision, and vehicles, thrusters and rigid connections are kept as they were.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -14,7 +15,7 @@ from transforms3d.euler import mat2euler, quat2euler
 
 from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
 from ..hydro.params import Hydrodynamics
-from ..spatial import Array
+from ..spatial import Array, Floats
 from .system import System, Vehicle
 
 
@@ -30,12 +31,12 @@ def _represent_list(dumper: yaml.SafeDumper, data: list):
 _FlowDumper.add_representer(list, _represent_list)
 
 
-def _num(x: float) -> float | int:
+def _num(x: Any) -> float | int:
     x = float(x)
     return int(x) if x.is_integer() and abs(x) < 1e15 else x
 
 
-def _vec(a: Array) -> list:
+def _vec(a: Floats | list | tuple) -> list:
     return [_num(x) for x in np.asarray(a).reshape(-1)]
 
 
@@ -211,11 +212,11 @@ def system_to_dict(system: System) -> dict:
         out["description"] = system.description
     out["environment"] = _environment(system)
     out["vehicles"] = vehicles
-    for c in system.constraints:
-        rpy = _vec(mat2euler(np.asarray(c.E).T, axes="sxyz"))
+    for con in system.constraints:
+        rpy = _vec(mat2euler(np.asarray(con.E).T, axes="sxyz"))
         connections.append(
-            {"type": "rigid", "method": "constraint", "name": c.name, "parent": c.parent, "child": c.child,
-             "origin": {"xyz": _vec(c.r), "rpy": rpy}}
+            {"type": "rigid", "method": "constraint", "name": con.name, "parent": con.parent,
+             "child": con.child, "origin": {"xyz": _vec(con.r), "rpy": rpy}}
         )  # fmt: skip
     if connections:
         out["connections"] = connections

@@ -40,6 +40,7 @@ class Joint:
     upper: float = np.inf
     effort_limit: float = np.inf
     velocity_limit: float = np.inf
+    S: Array = field(init=False, repr=False, compare=False)  # motion subspace, set from type and axis
 
     def __post_init__(self) -> None:
         if self.type not in JOINT_TYPES:

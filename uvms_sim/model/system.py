@@ -142,7 +142,7 @@ class System:
     model: Model
     environment: Environment = field(default_factory=Environment)
     vehicles: tuple[Vehicle, ...] = ()
-    initial_q: Array | None = None
+    initial_q: Array = field(default_factory=lambda: np.zeros(0))  # empty: the model's neutral q
     source: str = ""
     description: str = ""
     constraints: tuple[Connection, ...] = ()
@@ -150,7 +150,7 @@ class System:
     anchors: tuple[Anchor, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.initial_q is None:
+        if self.initial_q is None or np.size(self.initial_q) == 0:
             self.initial_q = self.model.neutral()
 
     @property

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rosbags.highlevel import AnyReader
@@ -155,7 +156,7 @@ def read_bag(
         ignored: dict[str, int] = {}
         out_of_order = 0
         start = reader.start_time
-        last_t = {}
+        last_t: dict[str, float] = {}
         try:
             messages = list(reader.messages())
         except Exception as exc:
@@ -178,7 +179,7 @@ def read_bag(
                 out_of_order += 1
             last_t[conn.topic] = t
             try:
-                msg = reader.deserialize(raw, conn.msgtype)
+                msg: Any = reader.deserialize(raw, conn.msgtype)  # a message of conn.msgtype
             except Exception:  # rosbags raises several kinds on a corrupt payload
                 rejected["undecodable"] += 1
                 continue

@@ -52,8 +52,8 @@ def _dtw(a, b, w):
 
 def pearson(a: np.ndarray, b: np.ndarray) -> float:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if np.std(a) == 0.0 or np.std(b) == 0.0:
-        return float("nan")
+    if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]) or np.std(a) == 0.0 or np.std(b) == 0.0:
+        return float("nan")  # R is undefined for a constant series
     return float(pearsonr(a, b).statistic)
 
 

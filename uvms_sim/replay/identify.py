@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
 from scipy.optimize import lsq_linear
 
 from ..dynamics import crba, forward_kinematics, rnea
-from ..hydro.params import AXES, FORCES
+from ..hydro.params import AXES, FORCES, Hydrodynamics
+from ..model.body import Body
 from ..model.model import Model
 from ..model.system import System
 from ..simulator import Simulator
@@ -53,16 +55,24 @@ def hull_body(model: Model) -> int:
     return next(i for i, b in enumerate(model.bodies) if b.mass > 0.0 and b.hydro is not None)
 
 
+def _hydrodynamics(body: Body) -> Hydrodynamics:
+    """A body's hydrodynamics; ValueError for a body without (nothing to identify)."""
+    if body.hydro is None:
+        raise ValueError(f"body {body.name!r} has no hydrodynamics to identify")
+    return body.hydro
+
+
 def _without_damping(model: Model, body: int, axes) -> Model:
     """The model with the diagonal linear and the quadratic damping of ``axes`` of ``body``
     removed (what is identified); everything else stays in ``h``."""
     b = model.bodies[body]
-    lin, quad = b.hydro.linear_damping.copy(), b.hydro.quadratic_damping.copy()
+    h = _hydrodynamics(b)
+    lin, quad = h.linear_damping.copy(), h.quadratic_damping.copy()
     for i in axes:
         lin[i, i] = 0.0
         quad[i] = 0.0
     bodies = list(model.bodies)
-    bodies[body] = replace(b, hydro=replace(b.hydro, linear_damping=lin, quadratic_damping=quad))
+    bodies[body] = replace(b, hydro=replace(h, linear_damping=lin, quadratic_damping=quad))
     return Model(bodies, name=model.name)
 
 
@@ -251,14 +261,15 @@ def apply_identified(system: System, fitted: dict) -> System:
     model = system.model
     hull = hull_body(model)
     b = model.bodies[hull]
-    lin, quad = b.hydro.linear_damping.copy(), b.hydro.quadratic_damping.copy()
+    h = _hydrodynamics(b)
+    lin, quad = h.linear_damping.copy(), h.quadratic_damping.copy()
     for i, (f, a) in enumerate(zip(FORCES, AXES, strict=True)):
         if f"{f}_{a}" in fitted:
             lin[i, i] = -fitted[f"{f}_{a}"][0]
         if f"{f}_{a}{a}" in fitted:
             quad[i] = -fitted[f"{f}_{a}{a}"][0]
     bodies = list(model.bodies)
-    bodies[hull] = replace(b, hydro=replace(b.hydro, linear_damping=lin, quadratic_damping=quad))
+    bodies[hull] = replace(b, hydro=replace(h, linear_damping=lin, quadratic_damping=quad))
     vehicles = list(system.vehicles)
     if THRUST_NAMES[0] in fitted and vehicles:
         vehicles[0] = replace(vehicles[0], thruster_model=_scaled_thruster_spec(system, fitted))
@@ -277,7 +288,7 @@ def overlay_yaml(system: System, fitted: dict) -> str:
     identified = apply_identified(system, fitted)
     model = identified.model
     hull = model.bodies[hull_body(model)]
-    h = hull.hydro
+    h = _hydrodynamics(hull)
     block = _hydro(h)
     names = list(enumerate(zip(FORCES, AXES, strict=True)))
     block["linear_damping"] = {f"{f}_{a}": -float(h.linear_damping[k, k]) for k, (f, a) in names}
@@ -285,5 +296,5 @@ def overlay_yaml(system: System, fitted: dict) -> str:
     out: dict = {"hydrodynamics": {hull.name: block}}
     if THRUST_NAMES[0] in fitted and identified.vehicles:
         spec = identified.vehicles[0].thruster_model
-        out["thruster_model"] = {k: (float(v) if k != "preset" else str(v)) for k, v in spec}
+        out["thruster_model"] = {k: (str(v) if k == "preset" else float(cast(float, v))) for k, v in spec}
     return yaml.safe_dump(out, sort_keys=False)

@@ -107,6 +107,8 @@ def replay_window(sim: Simulator, run: Run, k0: int, k1: int, dt: float) -> np.n
     v[:6] = run.v[k0]
     sim.reset(q, v)
     bank = sim.thrusters
+    if bank is None:
+        raise ValueError("replaying thruster commands needs a system with thrusters")
     bank.set_motor_pwm(run.pwm[k0])
     bank.n[:] = bank.shaft_speed_targets()
     out = np.empty((k1 - k0, 6))

@@ -25,6 +25,7 @@ import rclpy
 from builtin_interfaces.msg import Time
 from mavros_msgs.msg import OverrideRCIn
 from mavros_msgs.srv import CommandBool, SetMode
+from rclpy.client import Client
 from rclpy.executors import ExternalShutdownException
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import UInt16MultiArray
@@ -52,8 +53,8 @@ def play(
         pilot = bag.command_source == "rc_override"
         if pilot:
             pwm_pub = node.create_publisher(OverrideRCIn, f"{mavros}/rc/override", 10)
-            arming = node.create_client(CommandBool, f"{mavros}/cmd/arming")
-            set_mode = node.create_client(SetMode, f"{mavros}/set_mode")
+            arming: Client = node.create_client(CommandBool, f"{mavros}/cmd/arming")
+            set_mode: Client = node.create_client(SetMode, f"{mavros}/set_mode")
             t_cmd, pwm = bag.overrides.arrays()
             t_state, states = list(bag.autopilot_states.t), bag.autopilot_states.values
         else:

@@ -72,6 +72,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.clock import ROSClock
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -169,7 +170,7 @@ def check_parameter(name: str, value):
         raise ValueError(f"parameter {name}: expected 0 (the description's) or 10-20 V, got {value!r}")
     if not lo <= value <= hi:
         raise ValueError(f"parameter {name}: expected {lo:g} to {hi:g}, got {value!r}")
-    return type(default)(value)
+    return float(value) if isinstance(default, float) else int(value)
 
 
 class RosLogHandler(logging.Handler):
@@ -201,11 +202,12 @@ class VehicleIO:
                 top = model.parents[top]
             if top == vf.root:
                 order.update({t.name: rank for t in v.thrusters})
-        idx = [] if bank is None else [k for k, n in enumerate(bank.names) if n in order]
+        self.bank = bank  # the simulator's thrusters (None: this system has none)
+        names = [] if bank is None else bank.names
+        motors = [] if bank is None else bank.motors
+        idx = [k for k, n in enumerate(names) if n in order]
         # servo order: by vehicle, then motor number; thrusters without one after them
-        self.thrusters = sorted(
-            idx, key=lambda k: (order[bank.names[k]], bank.motors[k] is None, bank.motors[k] or 0, k)
-        )
+        self.thrusters = sorted(idx, key=lambda k: (order[names[k]], motors[k] is None, motors[k] or 0, k))
         self.odom = node.create_publisher(Odometry, ns + "odom", 10)
         self.imu = node.create_publisher(Imu, ns + "imu", 10)
         self.pressure = node.create_publisher(FluidPressure, ns + "pressure", 10)
@@ -224,7 +226,7 @@ class VehicleIO:
         if node.sitl is not None:
             frame = "none"  # the real ArduSub in SITL drives the thrusters
         if frame == "auto":
-            frame = infer_frame([bank.motors[k] for k in self.thrusters]) if self.thrusters else None
+            frame = infer_frame([motors[k] for k in self.thrusters]) if self.thrusters else None
         if frame and frame != "none":
             self.shim = MavrosShim(node, self, frame, node.get_parameter("mavros_namespace").value)
 
@@ -244,8 +246,10 @@ class VehicleIO:
             )
             return
         values = values[: len(self.thrusters)]
+        if self.bank is None:
+            return
         with node.lock:
-            pwm = node.sim.thrusters.pwm.copy()
+            pwm = self.bank.pwm.copy()
             pwm[self.thrusters] = values
             node.sim.set_thruster_pwm(pwm)  # clamps out-of-range values, with a throttled warning
             self.pwm_deadline.touch(node.sim.state.t)
@@ -286,8 +290,8 @@ class VehicleIO:
 
     def pwm_expired(self) -> None:
         """No thrusters/pwm for command_timeout: thrusters to neutral (loop lock held)."""
-        if self.thrusters:
-            pwm = self.node.sim.thrusters.pwm.copy()
+        if self.bank is not None and self.thrusters:
+            pwm = self.bank.pwm.copy()
             pwm[self.thrusters] = 1500.0
             self.node.sim.set_thruster_pwm(pwm)
             self.node.get_logger().warning(
@@ -321,7 +325,7 @@ class VehicleIO:
             imu = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f)
             if want_imu:
                 self.imu.publish(imu)
-        if shim:
+        if self.shim is not None:
             self.shim.publish(stamp, odom, imu)
         depth = float(data.p_world[root][2])
         if wanted(self.pressure):
@@ -332,12 +336,12 @@ class VehicleIO:
             self.pressure.publish(pressure)
         if wanted(self.depth):
             self.depth.publish(Float64(data=depth))
-        if self.thrusters and wanted(self.thrust):
-            self.thrust.publish(
-                Float64MultiArray(data=[float(x) for x in sim.thrusters.thrust[self.thrusters]])
-            )
-        if self.thrusters and wanted(self.current):
-            amps = sim.thrusters.currents()[self.thrusters]
+        if self.bank is None or not self.thrusters:
+            return
+        if wanted(self.thrust):
+            self.thrust.publish(Float64MultiArray(data=[float(x) for x in self.bank.thrust[self.thrusters]]))
+        if wanted(self.current):
+            amps = self.bank.currents()[self.thrusters]
             self.current.publish(Float64MultiArray(data=[float(x) for x in amps]))
 
 
@@ -596,10 +600,13 @@ class SimulatorNode(Node):
     def run_sitl(self) -> None:
         """Lock-step with ArduPilot SITL: each frame it sends steps the physics; publish every
         publish period of simulated time."""
+        sitl = self.sitl
+        if sitl is None:
+            return
         next_publish = self.sim.state.t
         while not self.stop_event.is_set() and self.context.ok():
             with self.lock:
-                stepped = self.sitl.serve_once(0.05)
+                stepped = sitl.serve_once(0.05)
                 if stepped and self.clock_pub is not None:
                     self.publish_clock()
                 if self.sim.state.t < next_publish - 1.0:  # SITL restarted: time went back
@@ -612,7 +619,7 @@ class SimulatorNode(Node):
                         if self.context.ok():
                             raise
                         return
-        self.sitl.close()
+        sitl.close()
 
     def run_physics(self) -> None:
         """The physics thread: ``SimulationLoop.run`` (or lock-step with SITL)."""
@@ -665,9 +672,13 @@ class SimulatorNode(Node):
                 raise
 
     def publish_clock(self) -> None:
+        if self.clock_pub is None:
+            return
         stamp = self.stamp()
         self.clock_pub.publish(Clock(clock=stamp))
-        self.get_clock().set_ros_time_override(RclpyTime.from_msg(stamp))
+        clock = self.get_clock()
+        if isinstance(clock, ROSClock):  # this node's own time follows the /clock it publishes
+            clock.set_ros_time_override(RclpyTime.from_msg(stamp))
 
     def publish_static(self) -> None:
         """odom -> odom_ned, base_link -> base_link_frd, and the fixed joints."""
