@@ -29,13 +29,19 @@ def test_coupled_added_mass_pair_is_symmetric_and_abs_notation_accepted() -> Non
     ("key", "message"),
     [
         ("Q_u", "not an SNAME coefficient"),
-        ("X_v", "only added-mass pairs"),
-        ("X_aa", "only added-mass pairs"),
+        ("X_vv", "not a diagonal SNAME quadratic damping coefficient"),
+        ("X_aa", "not an SNAME coefficient"),
     ],
 )
 def test_bad_coefficient_names_are_rejected(key: str, message: str) -> None:
+    """One reader of SNAME names for code and descriptions (``sname_term``): a coupled linear
+    damping term such as X_v is a coefficient (as in a description), a non-diagonal quadratic
+    one is not, nor is a name outside the notation."""
     with pytest.raises(KeyError, match=message):
         Hydrodynamics.from_fossen({key: -1.0})
+    assert Hydrodynamics.from_fossen({"X_v": -0.5, "X_u": -4.0, "Y_v": -6.0}).linear_damping[0, 1] == 0.5
+    with pytest.raises(ValueError, match="Fossen's sign convention"):
+        Hydrodynamics.from_fossen({"X_u": 4.0})
 
 
 def test_non_physical_matrices_are_rejected() -> None:

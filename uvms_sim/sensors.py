@@ -9,24 +9,10 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from .dynamics.kinematics import body_accelerations
 from .spatial import Array, cross
 
 P_ATM = 101325.0  # Pa
-
-
-def body_accelerations(model, data, qdd: Array) -> Array:
-    """Spatial accelerations of every body (body axes) for joint accelerations ``qdd``; needs the
-    forward pass of the same state in ``data`` (``X`` and ``c``)."""
-    out = np.zeros((model.nbodies, 6))
-    for i, joint in enumerate(model.joints):
-        lam = model.parents[i]
-        a = data.c[i] if lam < 0 else data.X[i] @ out[lam] + data.c[i]
-        if joint.nv:
-            a = a + joint.S @ qdd[model.idx_v[i] : model.idx_v[i] + joint.nv]
-        out[i] = a
-    return out
 
 
 def current_accelerations(sim) -> tuple[Array, Array]:

@@ -22,6 +22,7 @@ from .thruster import (
     PWM_NEUTRAL,
     ThrusterModel,
     table_shaft_speed,
+    thrust_law,
     thruster_model,
     with_voltage,
 )
@@ -213,10 +214,7 @@ class ThrusterBank:
             axis=1,
         )
         u_a = self.u_a = np.einsum("ij,ij->i", v_point, self.direction)
-        n = self.n
-        Tf, Tr, Tu, Tmax, Tmin = self.constants()
-        T_nn = np.where(n >= 0.0, Tf, Tr)
-        np.clip(T_nn * np.abs(n) * n + Tu * np.abs(n) * u_a, Tmin, Tmax, out=self.thrust)
+        thrust_law(self.n, u_a, *self.constants(), out=self.thrust)
         return self.incidence @ (self.thrust[:, None] * self.unit_wrench)
 
 

@@ -96,15 +96,45 @@ class ThrusterModel:
     def thrust(self, n: Floats, u_a: Floats) -> Array:
         """Thrust (N, along the thruster's direction) at shaft speed n and advance speed u_a,
         Nielsen et al. 2018 eq. 12, saturated at the bollard thrust of that direction."""
-        n = np.asarray(n, dtype=float)
-        T_nn = np.where(n >= 0.0, self.T_nn_forward, self.T_nn_reverse)
-        T = T_nn * np.abs(n) * n + self.T_nu * np.abs(n) * np.asarray(u_a, dtype=float)
-        return np.clip(T, -self.thrust_reverse, self.thrust_forward)
+        return thrust_law(
+            n, np.asarray(u_a, dtype=float), self.T_nn_forward, self.T_nn_reverse, self.T_nu,
+            self.thrust_forward, -self.thrust_reverse,
+        )  # fmt: skip
 
     def bollard_thrust(self, pwm: Array) -> Array:
         """Thrust at zero advance speed (the datasheet condition)."""
         n = self.shaft_speed(pwm)
         return self.thrust(n, np.zeros_like(n))
+
+
+def thrust_terms(n: Floats, u_a: Floats, T_nn_forward: Floats, T_nn_reverse: Floats, T_nu: Floats) -> Array:
+    """The three terms of the thrust (Nielsen et al. 2018 eq. 12), elementwise: forward bollard
+    ``T_nn⁺|n|n`` (n >= 0), reverse bollard ``T_nn⁻|n|n`` (n < 0) and advance ``T_nu|n|u_a``,
+    stacked (3 x ...). Their sum, saturated, is ``thrust_law``."""
+    n = np.asarray(n, dtype=float)
+    nn = np.abs(n) * n
+    forward = np.where(n >= 0.0, np.multiply(T_nn_forward, nn), 0.0)
+    reverse = np.where(n < 0.0, np.multiply(T_nn_reverse, nn), 0.0)
+    return np.array([forward, reverse, np.multiply(T_nu, np.abs(n) * np.asarray(u_a, dtype=float))])
+
+
+def thrust_law(
+    n: Floats,
+    u_a: Floats,
+    T_nn_forward: Floats,
+    T_nn_reverse: Floats,
+    T_nu: Floats,
+    T_max: Floats,
+    T_min: Floats,
+    out: Array | None = None,
+) -> Array:
+    """Thrust (N) at shaft speed n (rev/s) and advance speed u_a (m/s), elementwise: Nielsen
+    et al. 2018 eq. 12 saturated at the bollard thrusts, ``T_min <= T <= T_max``. The one
+    statement of the law: ``ThrusterModel.thrust`` and ``ThrusterBank.wrenches`` call it (the
+    compiled kernels repeat it, held equal by the tests)."""
+    n = np.asarray(n, dtype=float)
+    T_nn = np.where(n >= 0.0, T_nn_forward, T_nn_reverse)
+    return np.clip(T_nn * np.abs(n) * n + np.multiply(T_nu, np.abs(n) * u_a), T_min, T_max, out=out)
 
 
 def table_shaft_speed(

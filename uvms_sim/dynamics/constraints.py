@@ -38,7 +38,7 @@ from ..model.crba import crba
 from ..model.model import Data, Model
 from ..spatial import Array, motion_matrix
 from .aba import aba
-from .kinematics import ExternalWrench
+from .kinematics import ExternalWrench, body_accelerations
 
 
 @dataclass(frozen=True)
@@ -74,11 +74,7 @@ def body_jacobian(model: Model, data: Data, i: int) -> Array:
 
 def zero_acceleration_bias(model: Model, data: Data) -> Array:
     """Body accelerations at ``q̈ = 0`` (``a⁰_i = X_i a⁰_λ + c_i``), from ``data.c``."""
-    a0 = np.zeros((model.nbodies, 6))
-    for i in range(model.nbodies):
-        lam = model.parents[i]
-        a0[i] = data.c[i] if lam < 0 else data.X[i] @ a0[lam] + data.c[i]
-    return a0
+    return body_accelerations(model, data, np.zeros(model.nv))
 
 
 def pose_error(data: Data, c: RigidConstraint) -> Array:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from ..hydro.environment import Environment
 from ..hydro.forces import body_bias
 from ..hydro.hull import submerged
@@ -103,3 +105,19 @@ def forward_kinematics(
     placements(model, data, q)
     if v is not None:
         velocities_and_bias(model, data, v, env or DEFAULT_ENV, f_ext, t)
+
+
+def body_accelerations(model: Model, data: Data, qdd: Array) -> Array:
+    """Spatial accelerations of every body (body axes) for joint accelerations ``qdd``: the
+    outward recursion ``a_i = X_i a_λ + c_i + S_i q̈_i`` (McMillan et al. 1996 eq. A2), after
+    the forward pass of the same state in ``data`` (``X`` and ``c``). The ABA's forward pass
+    runs the same recursion inline, solving for ``q̈_i`` between the parent's acceleration and
+    the child's."""
+    out = np.zeros((model.nbodies, 6))
+    for i, joint in enumerate(model.joints):
+        lam = model.parents[i]
+        a = data.c[i] if lam < 0 else data.X[i] @ out[lam] + data.c[i]
+        if joint.nv:
+            a = a + joint.S @ qdd[model.idx_v[i] : model.idx_v[i] + joint.nv]
+        out[i] = a
+    return out

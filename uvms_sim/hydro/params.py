@@ -14,6 +14,7 @@ convention (``X_udot = -5.5`` means 5.5 kg of added mass in surge, ``X_u = -4.03
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +25,43 @@ from .hull import Hull
 
 AXES = ("u", "v", "w", "p", "q", "r")
 FORCES = ("X", "Y", "Z", "K", "M", "N")
+_ADDED = re.compile(r"^([XYZKMN])_([uvwpqr])dot$")
+_LINEAR = re.compile(r"^([XYZKMN])_([uvwpqr])$")
+_QUADRATIC = re.compile(r"^([XYZKMN])_(?:([uvwpqr])\2|([uvwpqr])\|\3\||\|([uvwpqr])\|\4)$")
+
+
+def sname_term(key: str) -> tuple[str, int, int]:
+    """The matrix entry an SNAME coefficient stands for (Fossen 2011 notation): ``("added_mass",
+    i, j)`` for ``X_udot`` (any pair), ``("linear_damping", i, j)`` for ``X_u`` (any pair),
+    ``("quadratic_damping", i, i)`` for ``X_uu``, ``X_u|u|`` or ``X_|u|u`` (diagonal only).
+    KeyError saying what is accepted otherwise."""
+    if m := _ADDED.match(key):
+        return "added_mass", FORCES.index(m[1]), AXES.index(m[2])
+    if m := _LINEAR.match(key):
+        return "linear_damping", FORCES.index(m[1]), AXES.index(m[2])
+    if m := _QUADRATIC.match(key):
+        i = FORCES.index(m[1])
+        if AXES.index(next(g for g in m.groups()[1:] if g)) != i:
+            raise KeyError(
+                f"{key}: not a diagonal SNAME quadratic damping coefficient such as X_uu, X_u|u| or N_rr "
+                "(the quadratic damping model is diagonal)"
+            )
+        return "quadratic_damping", i, i
+    raise KeyError(f"{key!r} is not an SNAME coefficient such as X_udot, Y_v or N_rr")
+
+
+def sname_value(key: str, value: float) -> float:
+    """The stored (positive-convention) value of an SNAME coefficient in Fossen's sign
+    convention: its negative. ValueError for a diagonal coefficient above zero (a diagonal
+    ``X_udot``, ``X_u`` or ``X_uu`` is <= 0 for a physical body)."""
+    kind, i, j = sname_term(key)
+    if i == j and value > 0.0:
+        what = kind.replace("_", " ")
+        raise ValueError(
+            f"{key} = {value}: SNAME coefficients follow Fossen's sign convention, so diagonal {what} "
+            f"coefficients are <= 0 ({key}: {-value} means {value} of {what}); or give a positive list"
+        )
+    return -float(value)
 
 
 @dataclass(frozen=True)
@@ -69,28 +107,21 @@ class Hydrodynamics:
         center_of_buoyancy: Array | None = None,
         drag: CylinderDrag | None = None,
     ) -> Hydrodynamics:
-        """Build from SNAME coefficients in Fossen's sign convention (negative = physical).
-
-        Keys: ``X_udot``.. (added mass, any pair such as ``Y_rdot``), ``X_u``.. (linear damping,
-        diagonal), ``X_uu``.. (quadratic damping, diagonal; ``X_u|u|`` is accepted as well).
-        """
+        """Build from SNAME coefficients in Fossen's sign convention (negative = physical), named
+        as ``sname_term`` reads them: ``X_udot``.. (added mass, any pair, mirrored),
+        ``X_u``.. (linear damping, any pair), ``X_uu``/``X_u|u|``.. (quadratic damping,
+        diagonal)."""
         MA = np.zeros((6, 6))
         Dl = np.zeros((6, 6))
         dq = np.zeros(6)
         for key, value in coefficients.items():
-            force, _, rest = key.partition("_")
-            rest = rest.replace("|", "")
-            if force not in FORCES or not rest:
-                raise KeyError(f"{key!r} is not an SNAME coefficient such as X_udot, Y_v or N_rr")
-            i = FORCES.index(force)
-            if rest.endswith("dot") and rest[:-3] in AXES:
-                j = AXES.index(rest[:-3])
-                MA[i, j] = MA[j, i] = -float(value)
-            elif rest in AXES and AXES.index(rest) == i:
-                Dl[i, i] = -float(value)
-            elif len(rest) == 2 and rest[0] == rest[1] and rest[0] in AXES and AXES.index(rest[0]) == i:
-                dq[i] = -float(value)
+            kind, i, j = sname_term(key)
+            stored = sname_value(key, value)
+            if kind == "added_mass":
+                MA[i, j] = MA[j, i] = stored
+            elif kind == "linear_damping":
+                Dl[i, j] = stored
             else:
-                raise KeyError(f"{key!r}: only added-mass pairs and diagonal damping terms are supported")
+                dq[i] = stored
         cob = np.zeros(3) if center_of_buoyancy is None else center_of_buoyancy
         return cls(MA, Dl, dq, volume, cob, drag)

@@ -12,6 +12,22 @@ from ..spatial import Array
 from .joints import Joint
 
 
+def inertia_problem(inertia: Array) -> str | None:
+    """What makes a 3x3 rotational inertia (about the centre of mass) impossible for a rigid
+    body, or None: it must be symmetric, positive semi-definite, and its principal moments must
+    satisfy the triangle inequality (each at most the sum of the other two)."""
+    scale = max(1.0, float(np.abs(inertia).max()))
+    if not np.allclose(inertia, inertia.T, rtol=0.0, atol=1e-12 * scale):
+        return "the inertia matrix must be symmetric"
+    ev = np.linalg.eigvalsh(inertia)
+    if ev.min() < -1e-12:
+        return f"the inertia must be positive (semi-)definite, its eigenvalues are {ev.round(9).tolist()}"
+    if ev.sum() - 2.0 * ev.max() < -1e-9 * max(1.0, ev.sum()):
+        moments = ev.round(9).tolist()
+        return f"principal moments {moments} violate the triangle inequality (no rigid body has them)"
+    return None
+
+
 @dataclass(frozen=True)
 class Body:
     """One link of a tree.
@@ -38,13 +54,9 @@ class Body:
         if not self.mass >= 0.0:
             raise ValueError(f"body {self.name!r}: mass must be >= 0, got {self.mass}")
         inertia = np.array(self.inertia, dtype=float).reshape(3, 3)
-        if not np.allclose(inertia, inertia.T, atol=1e-12):
-            raise ValueError(f"body {self.name!r}: inertia must be symmetric")
-        ev = np.linalg.eigvalsh(inertia)
-        if ev.min() < -1e-12 or (ev.sum() - 2.0 * ev.max()) < -1e-9 * max(1.0, ev.sum()):
-            raise ValueError(
-                f"body {self.name!r}: inertia {ev} violates positivity or the triangle inequality"
-            )
+        problem = inertia_problem(inertia)
+        if problem:
+            raise ValueError(f"body {self.name!r}: {problem}")
         object.__setattr__(self, "inertia", inertia)
         object.__setattr__(self, "com", np.array(self.com, dtype=float).reshape(3))
         object.__setattr__(self, "origin_xyz", np.array(self.origin_xyz, dtype=float).reshape(3))

@@ -8,7 +8,6 @@ the file, the line where there is one, the key path and what was expected.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,10 +20,10 @@ from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
 from ..hydro.drag import CylinderDrag
 from ..hydro.environment import STANDARD_GRAVITY, Environment
 from ..hydro.hull import SHAPES, make_hull, shape_columns
-from ..hydro.params import AXES, FORCES, Hydrodynamics
+from ..hydro.params import Hydrodynamics, sname_term, sname_value
 from ..log import logger
 from ..spatial import Array, shift_to_origin
-from .body import Body
+from .body import Body, inertia_problem
 from .crba import crba
 from .joints import Joint
 from .kinematics import placements
@@ -671,20 +670,11 @@ def _inertia(cur: Cursor) -> Array:
         )
     elif cur.is_matrix():
         inertia = cur.matrix(3, 3)
-        if not np.allclose(inertia, inertia.T, rtol=0.0, atol=1e-12 * max(1.0, np.abs(inertia).max())):
-            raise cur.error("the inertia matrix must be symmetric")
     else:
         inertia = np.diag(cur.vector(3))
-    ev = np.linalg.eigvalsh(inertia)
-    if ev.min() < -1e-12:
-        raise cur.error(
-            f"the inertia must be positive (semi-)definite, its eigenvalues are {ev.round(9).tolist()}"
-        )
-    if ev.sum() - 2.0 * ev.max() < -1e-9 * max(1.0, ev.sum()):
-        raise cur.error(
-            f"principal moments {ev.round(9).tolist()} violate the triangle inequality "
-            "(no rigid body has them)"
-        )
+    problem = inertia_problem(inertia)
+    if problem:
+        raise cur.error(problem)
     return inertia
 
 
@@ -784,9 +774,6 @@ def _connection(cur: Cursor, links: dict[str, LinkSpec], owner: dict) -> tuple[J
 
 
 # -- hydrodynamics --------------------------------------------------------------------------
-_ADDED = re.compile(r"^([XYZKMN])_([uvwpqr])dot$")
-_LINEAR = re.compile(r"^([XYZKMN])_([uvwpqr])$")
-_QUADRATIC = re.compile(r"^([XYZKMN])_(?:([uvwpqr])\2|([uvwpqr])\|\3\||\|([uvwpqr])\|\4)$")
 
 
 def _hydrodynamics(cur: Cursor) -> Hydrodynamics:
@@ -805,12 +792,8 @@ def _hydrodynamics(cur: Cursor) -> Hydrodynamics:
             "damping_center",
         )
     )
-    MA = _six_by_six(cur["added_mass"], _ADDED, "added mass") if "added_mass" in cur else np.zeros((6, 6))
-    Dl = (
-        _six_by_six(cur["linear_damping"], _LINEAR, "linear damping")
-        if "linear_damping" in cur
-        else np.zeros((6, 6))
-    )
+    MA = _six_by_six(cur["added_mass"], "added_mass") if "added_mass" in cur else np.zeros((6, 6))
+    Dl = _six_by_six(cur["linear_damping"], "linear_damping") if "linear_damping" in cur else np.zeros((6, 6))
     dq = _quadratic(cur["quadratic_damping"]) if "quadratic_damping" in cur else np.zeros(6)
     if "added_mass" in cur:
         if not np.allclose(MA, MA.T, rtol=0.0, atol=1e-12 * max(1.0, np.abs(MA).max())):
@@ -886,28 +869,33 @@ def _hull(cur: Cursor) -> tuple[Array, Array]:
     return columns, center
 
 
-def _sname_value(cur: Cursor, key: str, i: int, j: int, what: str) -> float:
-    value = cur[key].number()
-    if i == j and value > 0.0:
-        raise cur[key].error(
-            f"{key} = {value}: SNAME coefficients follow Fossen's sign convention, so diagonal {what} "
-            f"coefficients are <= 0 ({key}: {-value} means {value} of {what}); or give a positive list"
-        )
-    return -value
+def _sname(cur: Cursor, key: str, kind: str, what: str) -> tuple[int, int, float]:
+    """Row, column and stored value of the SNAME coefficient ``key`` of a ``kind`` block."""
+    try:
+        found, i, j = sname_term(str(key))
+        if found != kind:
+            raise KeyError(key)
+        return i, j, sname_value(str(key), cur[key].number())
+    except KeyError as exc:
+        if kind == "quadratic_damping":
+            raise cur[key].error(
+                "not a diagonal SNAME quadratic damping coefficient such as X_uu, X_u|u| or N_rr "
+                "(the quadratic damping model is diagonal)"
+            ) from None
+        example = "X_udot, Y_vdot, M_qdot or X_qdot" if kind == "added_mass" else "X_u, Y_v or N_r"
+        raise cur[key].error(f"not an SNAME {what} coefficient such as {example}") from exc
+    except ValueError as exc:
+        raise cur[key].error(str(exc)) from None
 
 
-def _six_by_six(cur: Cursor, pattern: re.Pattern, what: str) -> Array:
+def _six_by_six(cur: Cursor, kind: str) -> Array:
     """SNAME mapping (Fossen signs), a positive diagonal list of 6, or a positive 6x6 matrix."""
+    what = kind.replace("_", " ")
     if isinstance(cur.value, dict):
         out = np.zeros((6, 6))
         given: dict[tuple[int, int], str] = {}
         for key in cur.value:
-            m = pattern.match(str(key))
-            if m is None:
-                example = "X_udot, Y_vdot, M_qdot or X_qdot" if what == "added mass" else "X_u, Y_v or N_r"
-                raise cur[key].error(f"not an SNAME {what} coefficient such as {example}")
-            i, j = FORCES.index(m.group(1)), AXES.index(m.group(2))
-            out[i, j] = _sname_value(cur, key, i, j, what)
+            i, j, out[i, j] = _sname(cur, key, kind, what)
             given[(i, j)] = key
         if what == "added mass":
             for (i, j), key in list(given.items()):
@@ -929,15 +917,7 @@ def _quadratic(cur: Cursor) -> Array:
     if isinstance(cur.value, dict):
         out = np.zeros(6)
         for key in cur.value:
-            m = _QUADRATIC.match(str(key))
-            axis = None if m is None else next(g for g in m.groups()[1:] if g)
-            if m is None or FORCES.index(m.group(1)) != AXES.index(axis):
-                raise cur[key].error(
-                    "not a diagonal SNAME quadratic damping coefficient such as X_uu, X_u|u| or N_rr "
-                    "(the quadratic damping model is diagonal)"
-                )
-            i = FORCES.index(m.group(1))
-            out[i] = _sname_value(cur, key, i, i, "quadratic damping")
+            i, _, out[i] = _sname(cur, key, "quadratic_damping", "quadratic damping")
         return out
     out = cur.vector(6)
     if np.any(out < 0.0):

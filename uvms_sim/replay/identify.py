@@ -38,6 +38,7 @@ from typing import cast
 import numpy as np
 from scipy.optimize import lsq_linear
 
+from ..actuators.thruster import thrust_terms
 from ..dynamics import crba, forward_kinematics, rnea
 from ..hydro.params import AXES, FORCES, Hydrodynamics
 from ..model.body import Body
@@ -96,15 +97,7 @@ def _thrust_terms(bank, data) -> np.ndarray:
     forward bollard ``T_nn⁺|n|n``, reverse bollard ``T_nn⁻|n|n`` and advance ``T_nu|n|u_a``
     (saturated thrust goes to the bollard term whose limit it hit)."""
     bank.wrenches(data)
-    n, u_a = bank.n, bank.u_a
-    nn = np.abs(n) * n
-    terms = np.array(
-        [
-            np.where(n >= 0.0, bank.T_nn_forward * nn, 0.0),
-            np.where(n < 0.0, bank.T_nn_reverse * nn, 0.0),
-            bank.T_nu * np.abs(n) * u_a,
-        ]
-    )
+    terms = thrust_terms(bank.n, bank.u_a, bank.T_nn_forward, bank.T_nn_reverse, bank.T_nu)
     total = terms.sum(axis=0)
     hi, lo = total > bank.T_max, total < bank.T_min
     terms[:, hi | lo] = 0.0
