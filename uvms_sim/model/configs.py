@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .description import URDF_SUFFIXES, YAML_SUFFIXES
+from .reader import URDF_SUFFIXES, YAML_SUFFIXES
 from .yaml_source import ConfigError
 
 

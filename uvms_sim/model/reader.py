@@ -1,0 +1,678 @@
+"""Reading a description: the YAML (or URDF, through ``uvms_sim.model.urdf``) cursors of
+``load`` turned into plain specs (``LinkSpec``, ``JointSpec``, ``VehicleSpec``, thrusters,
+the environment, contacts), every value checked where it is written: the first problem raises
+``ConfigError`` naming the file, the line, the key path and what was expected. Assembling the
+specs into a ``System`` is ``uvms_sim.model.assembly``'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
+from ..hydro.drag import CylinderDrag
+from ..hydro.environment import STANDARD_GRAVITY, Environment
+from ..hydro.hull import SHAPES, make_hull, shape_columns
+from ..hydro.params import Hydrodynamics, sname_term, sname_value
+from ..log import logger
+from ..spatial import Array, shift_to_origin
+from .body import inertia_problem
+from .system import (
+    THRUSTER_MODEL_KEYS,
+    THRUSTER_MODEL_RANGES,
+    THRUSTER_PRESETS,
+    Anchor,
+    ContactPoint,
+    Seabed,
+    Thruster,
+)
+from .yaml_source import Cursor, read_yaml
+
+YAML_SUFFIXES = (".yaml", ".yml")
+URDF_SUFFIXES = (".urdf", ".xacro")
+JOINT_KINDS = ("fixed", "revolute", "continuous", "prismatic", "spherical", "floating")
+
+
+FLU_TO_FRD_RPY = (np.pi, 0.0, 0.0)
+
+
+@dataclass
+class LinkSpec:
+    name: str
+    mass: float
+    com: Array
+    inertia: Array
+    hydro: Hydrodynamics | None
+    cur: Cursor
+
+
+@dataclass
+class JointSpec:
+    name: str
+    type: str
+    parent: str
+    child: str
+    xyz: Array
+    rpy: Array
+    axis: Array
+    limits: dict
+    cur: Cursor  # where it was written (for errors)
+
+
+@dataclass
+class VehicleSpec:
+    name: str
+    root: str
+    links: list[LinkSpec]
+    joints: list[JointSpec]
+    thrusters: list[Thruster]
+    thruster_model: tuple[tuple[str, object], ...]
+    base: str
+    position: Array
+    rpy: Array
+    initial_positions: dict[str, tuple[float, Cursor]]
+    cur: Cursor
+    frame: str = "frd"
+
+
+def read_contacts(cur: Cursor, links: set[str]) -> tuple[tuple[Seabed, ...], tuple[Anchor, ...]]:
+    seabeds, anchors = [], []
+    for c in cur.seq("a list of contacts"):
+        kind = c.mapping(("type",), c.keys()).get("type")
+        if kind is None or kind.value not in ("seabed", "anchor"):
+            raise (kind or c).error(f"expected type 'seabed' or 'anchor', got {c.value.get('type')!r}")
+        gains = ("stiffness", "damping")
+        if kind.value == "seabed":
+            c.mapping(("type", "depth", "points"), (*gains, "friction", "slip_velocity", "description"))
+            points = []
+            for pc in c["points"].seq("a list of contact points"):
+                points.append(_contact_point(pc, links))
+            kwargs = {k: c[k].number(lo=0.0) for k in (*gains, "friction") if k in c}
+            if "slip_velocity" in c:
+                kwargs["slip_velocity"] = c["slip_velocity"].number(positive=True)
+            seabeds.append(Seabed(c["depth"].number(), tuple(points), **kwargs))
+        else:
+            c.mapping(("type", "name", "link", "position", "anchor"), (*gains, "description"))
+            point = _contact_point(c, links, extra=("type", "anchor", *gains, "description"))
+            kwargs = {k: c[k].number(lo=0.0) for k in gains if k in c}
+            anchors.append(Anchor(point, c["anchor"].vector(3), **kwargs))
+    return tuple(seabeds), tuple(anchors)
+
+
+def _contact_point(cur: Cursor, links: set[str], extra: tuple[str, ...] = ()) -> ContactPoint:
+    cur.mapping(("name", "link", "position"), extra)
+    link = cur["link"].text()
+    if link not in links:
+        raise cur["link"].error(f"no link named {link!r}")
+    return ContactPoint(cur["name"].text(), link, cur["position"].vector(3))
+
+
+def read_environment(cur: Cursor) -> Environment:
+    env = _environment_without_surface(cur)
+    surface: float | None = 0.0
+    if "surface" in cur:
+        surface = None if cur["surface"].value is None else cur["surface"].number()
+    env.surface = surface
+    return env
+
+
+def _environment_without_surface(cur: Cursor) -> Environment:
+    cur.mapping(optional=("gravity", "water_density", "current", "surface"))
+    g = cur["gravity"].number(lo=0.0) if "gravity" in cur else STANDARD_GRAVITY
+    rho = cur["water_density"].number(positive=True) if "water_density" in cur else 1000.0
+    if "current" not in cur:
+        return Environment(gravity=g, density=rho)
+    c = cur["current"]
+    if isinstance(c.value, list):
+        return Environment(gravity=g, density=rho, current=c.vector(3))
+    c.mapping(("type",), ("velocity", "mean", "amplitude", "period", "phase", "time"))
+    kind = c["type"].text()
+    allowed = {
+        "constant": (("velocity",), ()),
+        "sinusoidal": (("mean", "amplitude", "period"), ("phase",)),
+        "table": (("time", "velocity"), ()),
+    }
+    if kind not in allowed:
+        raise c["type"].error(f"expected one of {sorted(allowed)}, got {kind!r}")
+    req, opt = allowed[kind]
+    c.mapping(("type", *req), opt)
+    if kind == "constant":
+        return Environment(gravity=g, density=rho, current=c["velocity"].vector(3))
+    if kind == "sinusoidal":
+        phase = c["phase"] if "phase" in c else None
+        sinusoid = SinusoidalCurrent(
+            c["mean"].vector(3),
+            c["amplitude"].vector(3),
+            c["period"].number(positive=True),
+            0.0 if phase is None else (phase.vector(3) if isinstance(phase.value, list) else phase.number()),
+        )
+        return Environment(gravity=g, density=rho, current_profile=sinusoid)
+    times = c["time"].vector(len(c["time"].value) if isinstance(c["time"].value, list) else -1)
+    vel = c["velocity"].matrix(len(times), 3)
+    try:
+        profile = TabulatedCurrent(times, vel)
+    except ValueError as exc:
+        raise c.error(str(exc)) from None
+    return Environment(gravity=g, density=rho, current_profile=profile)
+
+
+VEHICLE_KEYS = (
+    "include",
+    "xacro_args",
+    "frame",
+    "prefix",
+    "base",
+    "links",
+    "joints",
+    "hydrodynamics",
+    "thrusters",
+    "thruster_model",
+    "initial_pose",
+    "initial_positions",
+    "description",
+)
+
+
+def read_vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
+    cur.mapping(("name",), VEHICLE_KEYS)
+    desc = cur
+    if "include" in cur:
+        desc = _include(cur, base_dir)
+    elif "xacro_args" in cur:
+        raise cur["xacro_args"].error("xacro_args only apply with `include` of a .xacro file")
+    if "links" not in desc:
+        raise desc.error("missing required key 'links'")
+
+    def items(key: str, what: str) -> list[Cursor]:
+        """The included description's entries, then the ones written inline (which extend it)."""
+        out = desc[key].seq(what) if key in desc else []
+        if desc is not cur and key in cur:
+            out += cur[key].seq(what)
+        return out
+
+    def pick(key: str) -> Cursor | None:
+        return cur[key] if key in cur else desc.get(key)
+
+    name_cur = cur["name"]
+    if name_cur.value is None:  # a URDF loaded directly: the robot's name
+        name = str(desc["name"].value) if "name" in desc else f"vehicle{index}"
+    else:
+        name = name_cur.text()
+    prefix = cur["prefix"].value if "prefix" in cur else ""
+    if not isinstance(prefix, str):
+        raise cur["prefix"].error("expected a text")
+    frame_cur = pick("frame")
+    frame = frame_cur.text() if frame_cur is not None else "frd"
+    if frame_cur is not None and frame not in ("frd", "flu"):
+        raise frame_cur.error(
+            f"expected 'frd' (x forward, y right, z down) or 'flu' (REP-103), got {frame!r}"
+        )
+    base_cur = pick("base")
+    base = base_cur.text() if base_cur is not None else "free"
+    if base_cur is not None and base not in ("free", "fixed"):
+        raise base_cur.error(
+            f"expected 'free' (a floating vehicle) or 'fixed' (bolted to the world), got {base!r}"
+        )
+
+    overlay = pick("hydrodynamics")
+    overlay_map: dict[str, Cursor] = {}
+    if overlay is not None:
+        overlay.mapping(optional=overlay.keys())
+        overlay_map = {str(k): c for k, c in overlay.items()}
+    links = []
+    for lc in items("links", "a list of links"):
+        ls = _link(lc, prefix)
+        raw = ls.name[len(prefix) :]
+        if raw in overlay_map:
+            ls.hydro = _hydrodynamics(overlay_map.pop(raw))
+        links.append(ls)
+    if overlay_map:
+        k = next(iter(overlay_map))
+        raise overlay_map[k].error(f"no link named {k!r} in vehicle {name!r}")
+    joints = [_joint_spec(jc, prefix) for jc in items("joints", "a list of joints")]
+    root = _tree_root(desc, links, joints)
+    if frame == "flu":
+        frd = LinkSpec(f"{root}_frd", 0.0, np.zeros(3), np.zeros((3, 3)), None, desc)
+        joints.append(
+            JointSpec(
+                f"{root}_frd_to_{root}",
+                "fixed",
+                frd.name,
+                root,
+                np.zeros(3),
+                np.array(FLU_TO_FRD_RPY),
+                np.zeros(3),
+                {},
+                desc,
+            )
+        )
+        links.insert(0, frd)
+        root = frd.name
+    link_names = {ls.name for ls in links}
+    thr_cur = pick("thrusters")
+    thrusters = (
+        [_thruster(tc, prefix, link_names) for tc in thr_cur.seq("a list of thrusters")] if thr_cur else []
+    )
+    if thr_cur is not None:
+        _unique(thrusters, thr_cur, "name", lambda t: t.name)
+        _unique([t for t in thrusters if t.motor is not None], thr_cur, "motor", lambda t: t.motor)
+    position, rpy = np.zeros(3), np.zeros(3)
+    if "initial_pose" in cur:
+        pose = cur["initial_pose"].mapping(optional=("position", "rpy"))
+        position = pose["position"].vector(3) if "position" in pose else position
+        rpy = _angles(pose["rpy"]) if "rpy" in pose else rpy
+    init: dict[str, tuple[float, Cursor]] = {}
+    init_cur = pick("initial_positions")
+    if init_cur is not None:
+        init_cur.mapping(optional=init_cur.keys())
+        init = {prefix + str(k): (c.number(), c) for k, c in init_cur.items()}
+    tm_cur = pick("thruster_model")
+    thruster_model = _thruster_model(tm_cur) if tm_cur is not None else (("preset", "t200_16v"),)
+    return VehicleSpec(
+        name, root, links, joints, thrusters, thruster_model, base, position, rpy, init, cur, frame
+    )
+
+
+def _thruster_model(cur: Cursor) -> tuple[tuple[str, object], ...]:
+    """``t200_16v`` or ``{preset: t200_12v, time_constant: 0.1, ...}``."""
+    where = cur
+    if isinstance(cur.value, str):
+        cur = Cursor({"preset": cur.value}, cur.file, cur.path, cur.line)
+    cur.mapping(optional=("preset", *THRUSTER_MODEL_KEYS))
+    preset = cur["preset"].text() if "preset" in cur else "t200_16v"
+    if preset not in THRUSTER_PRESETS:
+        where = where if where is not cur else cur["preset"]
+        raise where.error(f"unknown thruster preset {preset!r}; expected one of {list(THRUSTER_PRESETS)}")
+    out: list[tuple[str, object]] = [("preset", preset)]
+    for key in THRUSTER_MODEL_KEYS:
+        if key in cur:
+            lo, hi, closed = THRUSTER_MODEL_RANGES[key]
+            v = cur[key].number()
+            if not (
+                (v >= lo if closed else v > lo) and (hi is None or v < hi or (key == "voltage" and v == hi))
+            ):
+                span = f"{'[' if closed else '('}{lo:g}, {'inf' if hi is None else f'{hi:g}'})"
+                raise cur[key].error(f"expected a number in {span}, got {v:g}")
+            out.append((key, v))
+    if "voltage" in cur:
+        if preset != "t200":
+            raise cur["voltage"].error(
+                f"voltage applies to the preset 't200' (Blue Robotics' tables), not {preset!r}"
+            )
+        v = cur["voltage"].number()
+        if not 10.0 <= v <= 20.0:
+            raise cur["voltage"].error(f"expected a supply voltage in 10-20 V (the T200 tables), got {v}")
+    return tuple(out)
+
+
+def _unique(items, cur: Cursor, what: str, key) -> None:
+    seen = set()
+    for k, item in enumerate(items):
+        if key(item) in seen:
+            raise cur.seq()[k].error(f"{what} {key(item)!r} is used by two thrusters")
+        seen.add(key(item))
+
+
+def _include(cur: Cursor, base_dir: Path) -> Cursor:
+    inc = cur["include"]
+    path = Path(inc.text())
+    if not path.is_absolute():
+        path = base_dir / path
+    if not path.is_file():
+        raise inc.error(f"no such file: {path}")
+    suffix = path.suffix.lower()
+    if suffix in URDF_SUFFIXES:
+        from .urdf import read_urdf
+
+        args = {}
+        if "xacro_args" in cur:
+            xa = cur["xacro_args"].mapping(optional=cur["xacro_args"].keys())
+            args = {str(k): str(c.value) for k, c in xa.items()}
+        return read_urdf(path, args)
+    if suffix in YAML_SUFFIXES:
+        top = Cursor(read_yaml(path), path).mapping(
+            ("vehicles",), ("name", "description", "sources", "environment")
+        )
+        vs = top["vehicles"].seq("a list of vehicles")
+        if len(vs) != 1:
+            raise inc.error(f"an included YAML file must describe exactly one vehicle, {path} has {len(vs)}")
+        if "include" in vs[0]:
+            raise vs[0]["include"].error("included files cannot include further files")
+        return vs[0].mapping(("name",), VEHICLE_KEYS)
+    raise inc.error(f"cannot include {suffix!r} files: expected {YAML_SUFFIXES + URDF_SUFFIXES}")
+
+
+def _tree_root(desc: Cursor, links: list[LinkSpec], joints: list[JointSpec]) -> str:
+    names = {}
+    for ls in links:
+        if ls.name in names:
+            raise ls.cur.error(f"link name {ls.name!r} is used twice")
+        names[ls.name] = ls
+    parent_of: dict[str, JointSpec] = {}
+    jnames: set[str] = set()
+    for j in joints:
+        if j.name in jnames:
+            raise j.cur.error(f"joint name {j.name!r} is used twice")
+        jnames.add(j.name)
+        for role, link in (("parent", j.parent), ("child", j.child)):
+            if link not in names:
+                raise j.cur[role].error(f"no link named {link!r}; links are {sorted(names)}")
+        if j.child in parent_of:
+            raise j.cur["child"].error(
+                f"link {j.child!r} is already the child of joint {parent_of[j.child].name!r}"
+            )
+        parent_of[j.child] = j
+    roots = [ls.name for ls in links if ls.name not in parent_of]
+    if len(roots) != 1:
+        what = (
+            "no link without a parent joint (the joints form a loop)"
+            if not roots
+            else f"several roots {roots}"
+        )
+        raise desc["links"].error(f"a vehicle's links must form one tree: {what}")
+    return roots[0]
+
+
+def _link(cur: Cursor, prefix: str) -> LinkSpec:
+    cur.mapping(("name",), ("mass", "center_of_mass", "inertia", "hydrodynamics", "description"))
+    name = prefix + cur["name"].text()
+    mass = cur["mass"].number(lo=0.0) if "mass" in cur else 0.0
+    com = cur["center_of_mass"].vector(3) if "center_of_mass" in cur else np.zeros(3)
+    inertia = _inertia(cur["inertia"]) if "inertia" in cur else np.zeros((3, 3))
+    if mass > 0.0 and "inertia" not in cur:
+        raise cur.error("a link with mass needs an inertia (about its centre of mass)")
+    hydro = _hydrodynamics(cur["hydrodynamics"]) if "hydrodynamics" in cur else None
+    return LinkSpec(name, mass, com, inertia, hydro, cur)
+
+
+def _inertia(cur: Cursor) -> Array:
+    """``{ixx, iyy, izz, ixy, ixz, iyz}`` (URDF names), a diagonal ``[a, b, c]`` or a 3x3
+    matrix, about the centre of mass in link axes; checked physically valid."""
+    if isinstance(cur.value, dict):
+        cur.mapping(("ixx", "iyy", "izz"), ("ixy", "ixz", "iyz"))
+        v = {k: cur[k].number() if k in cur else 0.0 for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")}
+        inertia = np.array(
+            [[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]]
+        )
+    elif cur.is_matrix():
+        inertia = cur.matrix(3, 3)
+    else:
+        inertia = np.diag(cur.vector(3))
+    problem = inertia_problem(inertia)
+    if problem:
+        raise cur.error(problem)
+    return inertia
+
+
+def _angles(cur: Cursor) -> Array:
+    """Roll, pitch, yaw in radians; a value beyond 2 pi is warned about (degrees?)."""
+    rpy = cur.vector(3)
+    if np.any(np.abs(rpy) > 2 * np.pi):
+        logger.warning(
+            f"{cur.where()}: rpy {rpy.tolist()} has angles beyond 2 pi: radians are expected (degrees?)"
+        )
+    return rpy
+
+
+def _joint_spec(cur: Cursor, prefix: str) -> JointSpec:
+    cur.mapping(("name", "type", "parent", "child"), ("origin", "axis", "limits", "description"))
+    kind = cur["type"].text()
+    if kind not in JOINT_KINDS:
+        raise cur["type"].error(f"expected one of {list(JOINT_KINDS)}, got {kind!r}")
+    xyz, rpy = np.zeros(3), np.zeros(3)
+    if "origin" in cur:
+        o = cur["origin"].mapping(optional=("xyz", "rpy"))
+        xyz = o["xyz"].vector(3) if "xyz" in o else xyz
+        rpy = _angles(o["rpy"]) if "rpy" in o else rpy
+    axis = np.array([1.0, 0.0, 0.0])
+    if "axis" in cur:
+        axis = cur["axis"].vector(3)
+        if not np.linalg.norm(axis) > 0.0:
+            raise cur["axis"].error("the axis must be non-zero")
+    elif kind in ("revolute", "continuous", "prismatic"):
+        raise cur.error(f"a {kind} joint needs an axis")
+    limits: dict = {}
+    if "limits" in cur:
+        lc = cur["limits"].mapping(optional=("lower", "upper", "effort", "velocity"))
+        limits = {k: lc[k].number() for k in ("lower", "upper") if k in lc}
+        limits.update({k: lc[k].number(lo=0.0) for k in ("effort", "velocity") if k in lc})
+        if limits.get("lower", -np.inf) > limits.get("upper", np.inf):
+            raise lc.error(f"lower limit {limits['lower']} is above the upper limit {limits['upper']}")
+    return JointSpec(
+        prefix + cur["name"].text(),
+        kind,
+        prefix + cur["parent"].text(),
+        prefix + cur["child"].text(),
+        xyz,
+        rpy,
+        axis,
+        limits,
+        cur,
+    )
+
+
+def _thruster(cur: Cursor, prefix: str, links: set[str]) -> Thruster:
+    cur.mapping(("name", "link", "position", "direction"), ("motor", "reversed", "description"))
+    link = prefix + cur["link"].text()
+    if link not in links:
+        raise cur["link"].error(f"no link named {link!r}; links are {sorted(links)}")
+    direction = cur["direction"].vector(3)
+    if not np.linalg.norm(direction) > 0.0:
+        raise cur["direction"].error("the thrust direction must be non-zero")
+    return Thruster(
+        prefix + cur["name"].text(),
+        link,
+        cur["position"].vector(3),
+        direction,
+        cur["motor"].integer(lo=1) if "motor" in cur else None,
+        cur["reversed"].boolean() if "reversed" in cur else False,
+    )
+
+
+def read_connection(cur: Cursor, links: dict[str, LinkSpec], owner: dict) -> tuple[JointSpec, str]:
+    """A rigid connection and how it is kept: ``tree`` (a fixed joint: the child vehicle joins
+    the parent's tree, reduced coordinates) or ``constraint`` (Udwadia-Kalaba)."""
+    cur.mapping(("type", "parent", "child"), ("name", "origin", "method", "description"))
+    method = cur["method"].text() if "method" in cur else "tree"
+    if method not in ("tree", "constraint"):
+        raise cur["method"].error(
+            f"expected 'tree' (a fixed joint) or 'constraint' (Udwadia-Kalaba), got {method!r}"
+        )
+    if cur["type"].text() != "rigid":
+        raise cur["type"].error(f"expected 'rigid', got {cur['type'].value!r}")
+    parent, child = cur["parent"].text(), cur["child"].text()
+    for role, link in (("parent", parent), ("child", child)):
+        if link not in links:
+            raise cur[role].error(f"no link named {link!r}")
+    if owner[child].root != child:
+        raise cur["child"].error(
+            f"the child of a connection must be a vehicle's root link ({owner[child].root!r})"
+        )
+    if owner[child] is owner[parent]:
+        raise cur.error("a rigid connection joins two different vehicles")
+    xyz, rpy = np.zeros(3), np.zeros(3)
+    if "origin" in cur:
+        o = cur["origin"].mapping(optional=("xyz", "rpy"))
+        xyz = o["xyz"].vector(3) if "xyz" in o else xyz
+        rpy = _angles(o["rpy"]) if "rpy" in o else rpy
+    name = cur["name"].text() if "name" in cur else f"{parent}_to_{child}"
+    return JointSpec(name, "fixed", parent, child, xyz, rpy, np.zeros(3), {}, cur), method
+
+
+def _hydrodynamics(cur: Cursor) -> Hydrodynamics:
+    """Added mass and linear damping are about ``reference_point`` (link axes; default the link
+    origin) and moved to the link origin with ``Xᵀ M X``; quadratic damping acts at the origin."""
+    cur.mapping(
+        optional=(
+            "volume",
+            "center_of_buoyancy",
+            "reference_point",
+            "added_mass",
+            "linear_damping",
+            "quadratic_damping",
+            "drag",
+            "hull",
+            "damping_center",
+        )
+    )
+    MA = _six_by_six(cur["added_mass"], "added_mass") if "added_mass" in cur else np.zeros((6, 6))
+    Dl = _six_by_six(cur["linear_damping"], "linear_damping") if "linear_damping" in cur else np.zeros((6, 6))
+    dq = _quadratic(cur["quadratic_damping"]) if "quadratic_damping" in cur else np.zeros(6)
+    if "added_mass" in cur:
+        if not np.allclose(MA, MA.T, rtol=0.0, atol=1e-12 * max(1.0, np.abs(MA).max())):
+            raise cur["added_mass"].error("the added mass matrix must be symmetric")
+        ev = np.linalg.eigvalsh(MA)
+        if ev.min() < -1e-12 * max(1.0, ev.max()):
+            raise cur["added_mass"].error(
+                f"the added mass must be positive (semi-)definite, its eigenvalues are {ev.round(9).tolist()}"
+            )
+    if "linear_damping" in cur and np.linalg.eigvalsh(0.5 * (Dl + Dl.T)).min() < -1e-12:
+        raise cur["linear_damping"].error(
+            "linear damping must dissipate energy (its symmetric part must be >= 0)"
+        )
+    drag = _drag(cur["drag"]) if "drag" in cur else None
+    if "reference_point" in cur:
+        ref = cur["reference_point"].vector(3)
+        if np.any(ref) and np.any(dq):
+            raise cur["reference_point"].error(
+                "quadratic damping is applied at the link origin; a reference point other than the origin "
+                "applies to added mass and linear damping only"
+            )
+        MA, Dl = shift_to_origin(MA, ref), shift_to_origin(Dl, ref)
+    volume = cur["volume"].number(lo=0.0) if "volume" in cur else None
+    cob = cur["center_of_buoyancy"].vector(3) if "center_of_buoyancy" in cur else None
+    hull = None
+    if "hull" in cur:
+        columns, center = _hull(cur["hull"])
+        spec = tuple((k, v) for k, v in cur["hull"].value.items() if k != "center")
+        hull = make_hull(columns, volume if volume else None, center if cob is None else cob, spec)
+        volume = volume if volume is not None else hull.volume
+        cob = cob if cob is not None else hull.centroid
+    try:
+        return Hydrodynamics(
+            added_mass=MA,
+            linear_damping=Dl,
+            quadratic_damping=dq,
+            volume=volume or 0.0,
+            center_of_buoyancy=np.zeros(3) if cob is None else cob,
+            drag=drag,
+            hull=hull,
+            damping_center=cur["damping_center"].vector(3) if "damping_center" in cur else np.zeros(3),
+        )
+    except ValueError as exc:  # what only the assembled matrices show (e.g. after reference_point)
+        raise cur.error(str(exc)) from None
+
+
+_HULL_SIZES = {"box": ("size", 3), "ellipsoid": ("semi_axes", 3), "sphere": ("radius", 1)}
+
+
+def _hull(cur: Cursor) -> tuple[Array, Array]:
+    """``hull: {shape: box, size: [lx, ly, lz]}``, ``{shape: cylinder, radius, length, axis:
+    x|y|z}``, ``{shape: ellipsoid, semi_axes: [a, b, c]}`` or ``{shape: sphere, radius}``, with an
+    optional ``center`` (link axes): the columns about the origin and that centre."""
+    cur.mapping(("shape",), ("size", "semi_axes", "radius", "length", "axis", "center"))
+    shape = cur["shape"].text()
+    if shape not in SHAPES:
+        raise cur["shape"].error(f"expected one of {list(SHAPES)}, got {shape!r}")
+    if shape == "cylinder":
+        cur.mapping(("shape", "radius", "length"), ("axis", "center"))
+        axis = cur["axis"].text() if "axis" in cur else "x"
+        if axis not in ("x", "y", "z"):
+            raise cur["axis"].error(f"expected x, y or z, got {axis!r}")
+        size = np.array([cur["radius"].number(positive=True), cur["length"].number(positive=True)])
+        columns = shape_columns("cylinder", size, "xyz".index(axis))
+    else:
+        key, n = _HULL_SIZES[shape]
+        cur.mapping(("shape", key), ("center",))
+        size = cur[key].vector(n) if n > 1 else np.array([cur[key].number(positive=True)])
+        if not np.all(size > 0):
+            raise cur[key].error(f"expected sizes > 0, got {size.tolist()}")
+        columns = shape_columns(shape, size)
+    center = cur["center"].vector(3) if "center" in cur else np.zeros(3)
+    return columns, center
+
+
+def _sname(cur: Cursor, key: str, kind: str, what: str) -> tuple[int, int, float]:
+    """Row, column and stored value of the SNAME coefficient ``key`` of a ``kind`` block."""
+    try:
+        found, i, j = sname_term(str(key))
+        if found != kind:
+            raise KeyError(key)
+        return i, j, sname_value(str(key), cur[key].number())
+    except KeyError as exc:
+        if kind == "quadratic_damping":
+            raise cur[key].error(
+                "not a diagonal SNAME quadratic damping coefficient such as X_uu, X_u|u| or N_rr "
+                "(the quadratic damping model is diagonal)"
+            ) from None
+        example = "X_udot, Y_vdot, M_qdot or X_qdot" if kind == "added_mass" else "X_u, Y_v or N_r"
+        raise cur[key].error(f"not an SNAME {what} coefficient such as {example}") from exc
+    except ValueError as exc:
+        raise cur[key].error(str(exc)) from None
+
+
+def _six_by_six(cur: Cursor, kind: str) -> Array:
+    """SNAME mapping (Fossen signs), a positive diagonal list of 6, or a positive 6x6 matrix."""
+    what = kind.replace("_", " ")
+    if isinstance(cur.value, dict):
+        out = np.zeros((6, 6))
+        given: dict[tuple[int, int], str] = {}
+        for key in cur.value:
+            i, j, out[i, j] = _sname(cur, key, kind, what)
+            given[(i, j)] = key
+        if what == "added mass":
+            for (i, j), key in list(given.items()):
+                if (j, i) in given and out[i, j] != out[j, i]:
+                    raise cur[key].error(f"added mass is symmetric: {key} and {given[(j, i)]} differ")
+                out[j, i] = out[i, j]
+        return out
+    if cur.is_matrix():
+        return cur.matrix(6, 6)
+    diag = cur.vector(6)
+    if np.any(diag < 0.0):
+        raise cur.error(
+            f"a diagonal list gives positive {what} values (kg, kg m^2, N s/m, ...), got {diag.tolist()}"
+        )
+    return np.diag(diag)
+
+
+def _quadratic(cur: Cursor) -> Array:
+    if isinstance(cur.value, dict):
+        out = np.zeros(6)
+        for key in cur.value:
+            i, _, out[i] = _sname(cur, key, "quadratic_damping", "quadratic damping")
+        return out
+    out = cur.vector(6)
+    if np.any(out < 0.0):
+        raise cur.error(f"quadratic damping values are positive (N s^2/m^2, N m s^2), got {out.tolist()}")
+    return out
+
+
+def _drag(cur: Cursor) -> CylinderDrag:
+    cur.mapping(("model", "length", "radius"), ("axis", "start", "drag_coefficient", "points"))
+    if cur["model"].text() != "cylinder":
+        raise cur["model"].error(
+            f"expected 'cylinder' (the one per-link drag model), got {cur['model'].value!r}"
+        )
+    kwargs: dict[str, Any] = {
+        "length": cur["length"].number(positive=True),
+        "radius": cur["radius"].number(positive=True),
+    }
+    if "axis" in cur:
+        kwargs["axis"] = cur["axis"].vector(3)
+        if not np.linalg.norm(kwargs["axis"]) > 0.0:
+            raise cur["axis"].error("the axis must be non-zero")
+    if "start" in cur:
+        kwargs["start"] = cur["start"].vector(3)
+    if "drag_coefficient" in cur:
+        kwargs["drag_coefficient"] = cur["drag_coefficient"].number(lo=0.0)
+    if "points" in cur:
+        kwargs["points"] = cur["points"].integer(lo=1)
+    try:
+        return CylinderDrag(**kwargs)
+    except ValueError as exc:
+        raise cur.error(str(exc)) from None
