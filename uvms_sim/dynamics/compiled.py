@@ -70,6 +70,26 @@ from .flat import (
     REVOLUTE,
     RT,
     RV,
+    S_AC,
+    S_AP,
+    S_CL,
+    S_CLI,
+    S_EJ,
+    S_GB,
+    S_H,
+    S_HV,
+    S_IA,
+    S_J,
+    S_K,
+    S_L,
+    S_PA,
+    S_Q,
+    S_R,
+    S_RHS,
+    S_TT,
+    S_UD,
+    S_VC,
+    S_VJ,
     SPHERICAL,
     TARM,
     TDIR,
@@ -102,22 +122,6 @@ if not os.access(Path(__file__).parent, os.W_OK) and not os.environ.get("NUMBA_C
     numba.config.CACHE_DIR = str(cache)  # type: ignore[attr-defined]
 
 kernel = njit(cache=True, nogil=True, error_model="numpy")  # every kernel: cached, GIL released
-
-# scratch row offsets
-S_EJ, S_Q, S_VJ, S_H, S_HV, S_T, S_IA, S_PA, S_AP, S_RHS = 0, 9, 18, 24, 30, 36, 42, 78, 84, 90
-S_UD, S_J, S_TT, S_K, S_L, S_CL, S_CLI, S_R, S_GB, S_VC, S_AC = (
-    96,
-    132,
-    168,
-    177,
-    186,
-    204,
-    240,
-    276,
-    285,
-    288,
-    291,
-)
 
 
 # -- rotations (row-major 3x3 at out[o:o+9]) -----------------------------------------------------
@@ -603,25 +607,26 @@ def _contacts(KI, KF, KN, WB):
         u0 = WB[b, WV] + (w1 * r2 - w2 * r1)
         u1 = WB[b, WV + 1] + (w2 * r0 - w0 * r2)
         u2 = WB[b, WV + 2] + (w0 * r1 - w1 * r0)
-        x = np.empty(3)
-        xd = np.empty(3)
-        for a in range(3):
-            R0, R1, R2 = WB[b, WRW + 3 * a], WB[b, WRW + 3 * a + 1], WB[b, WRW + 3 * a + 2]
-            x[a] = WB[b, WPW + a] + R0 * r0 + R1 * r1 + R2 * r2
-            xd[a] = R0 * u0 + R1 * u1 + R2 * u2
+        # the point's world position x and velocity xd (world rotation WRW, row-major)
+        x0 = WB[b, WPW] + WB[b, WRW + 0] * r0 + WB[b, WRW + 1] * r1 + WB[b, WRW + 2] * r2
+        x1 = WB[b, WPW + 1] + WB[b, WRW + 3] * r0 + WB[b, WRW + 4] * r1 + WB[b, WRW + 5] * r2
+        x2 = WB[b, WPW + 2] + WB[b, WRW + 6] * r0 + WB[b, WRW + 7] * r1 + WB[b, WRW + 8] * r2
+        xd0 = WB[b, WRW + 0] * u0 + WB[b, WRW + 1] * u1 + WB[b, WRW + 2] * u2
+        xd1 = WB[b, WRW + 3] * u0 + WB[b, WRW + 4] * u1 + WB[b, WRW + 5] * u2
+        xd2 = WB[b, WRW + 6] * u0 + WB[b, WRW + 7] * u1 + WB[b, WRW + 8] * u2
         stiff, damp = KF[k, 6], KF[k, 7]
         if KI[k, 1] == 0:
-            d = x[2] - KF[k, 3]
-            fn = max(0.0, stiff * d + damp * xd[2]) if d > 0.0 else 0.0
+            d = x2 - KF[k, 3]
+            fn = max(0.0, stiff * d + damp * xd2) if d > 0.0 else 0.0
             KN[k] = fn
             if fn == 0.0:
                 continue
-            scale = -KF[k, 8] * fn / math.sqrt(xd[0] * xd[0] + xd[1] * xd[1] + KF[k, 9] * KF[k, 9])
-            F0, F1, F2 = scale * xd[0], scale * xd[1], -fn
+            scale = -KF[k, 8] * fn / math.sqrt(xd0 * xd0 + xd1 * xd1 + KF[k, 9] * KF[k, 9])
+            F0, F1, F2 = scale * xd0, scale * xd1, -fn
         else:
-            F0 = -stiff * (x[0] - KF[k, 3]) - damp * xd[0]
-            F1 = -stiff * (x[1] - KF[k, 4]) - damp * xd[1]
-            F2 = -stiff * (x[2] - KF[k, 5]) - damp * xd[2]
+            F0 = -stiff * (x0 - KF[k, 3]) - damp * xd0
+            F1 = -stiff * (x1 - KF[k, 4]) - damp * xd1
+            F2 = -stiff * (x2 - KF[k, 5]) - damp * xd2
         f0 = WB[b, WRW] * F0 + WB[b, WRW + 3] * F1 + WB[b, WRW + 6] * F2
         f1 = WB[b, WRW + 1] * F0 + WB[b, WRW + 4] * F1 + WB[b, WRW + 7] * F2
         f2 = WB[b, WRW + 2] * F0 + WB[b, WRW + 5] * F1 + WB[b, WRW + 8] * F2
@@ -779,16 +784,14 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
 # -- workspace carving ---------------------------------------------------------------------------
 @kernel
 def _carve(W, nb, nq, nv, nt):
-    """(WB, WQ, WV, thrust, S) views of a workspace buffer (flat.workspace_size)."""
-    o = nb * NW
-    WB = W[:o].reshape((nb, NW))
-    WQ = W[o : o + 4 * nq].reshape((4, nq))
-    o += 4 * nq
-    WV = W[o : o + 13 * nv].reshape((13, nv))
-    o += 13 * nv
-    thrust = W[o : o + nt]
-    o += nt
-    return WB, WQ, WV, thrust, W[o : o + NS]
+    """(WB, WQ, WV, thrust, S) views of a workspace buffer, at the offsets of ``flat.workspace``
+    (written out here: compiled code takes them as scalar sums)."""
+    o_wq = nb * NW
+    o_wv = o_wq + 4 * nq
+    o_t = o_wv + 13 * nv
+    o_s = o_t + nt
+    WB = W[:o_wq].reshape((nb, NW))
+    return WB, W[o_wq:o_wv].reshape((4, nq)), W[o_wv:o_t].reshape((13, nv)), W[o_t:o_s], W[o_s : o_s + NS]
 
 
 @kernel

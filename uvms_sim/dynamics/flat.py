@@ -21,30 +21,43 @@ FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FREE = 0, 1, 2, 3, 4
 JOINT_CODE = {"fixed": FIXED, "revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC,
               "spherical": SPHERICAL, "free": FREE}  # fmt: skip
 
-# BF columns: 6x6 matrices row-major, 3x3 row-major
-IH, IRB, MA, DL = 0, 36, 72, 108  # I_H = I_RB + M_A (McMillan et al. 1996 eq. 3), I_RB, M_A, D_lin
-DQ, MASS, COM, RV, COB = 144, 150, 151, 154, 155  # d_quad (6), mass, com (3), ρV, cob (3)
-AXIS, ET, RT, DCEN = (
-    158,
-    161,
-    170,
-    173,
-)  # joint axis (3), tree rotation parent->joint (9), origin (3), damping centre (3)
-DAX, DST, DK, DS = 176, 179, 182, 183  # drag axis, start, ρ C_d r, then P abscissae and P weights
-# hull block (hydro.hull) of a body, from BF column BI[i, HULL0]: bounding-sphere centre (3),
-# radius, full hull volume, then per column x, y, z_lo, z_hi, w
-HCEN, HRAD, HVOL, HCOL = 0, 3, 4, 5
-# BI columns
-PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG, NHULL, HULL0 = range(9)
-NBI = 9
-# TF columns
-TPOS, TDIR, TARM, TNF, TNR, TNU, TMAX, TMIN = 0, 3, 6, 9, 10, 11, 12, 13
-NTF = 14
-# workspace row of a body
-WE, WR, WRW, WPW, WV, WVR, WC, WA, WBIAS, WIA, WPA, WU, WDI, WUU = (
-    0, 9, 12, 21, 24, 30, 36, 42, 48, 54, 90, 96, 132, 168)  # fmt: skip
-NW = 174
-NS = 384  # scratch
+
+def offsets(*sizes: int) -> tuple[tuple[int, ...], int]:
+    """Where consecutive fields of these sizes start, and their total: every table row and
+    buffer below is declared once, as its fields' sizes, and its offsets follow."""
+    starts, total = [], 0
+    for size in sizes:
+        starts.append(total)
+        total += size
+    return tuple(starts), total
+
+
+# BF columns: 6x6 matrices row-major, 3x3 row-major. I_H = I_RB + M_A (McMillan et al. 1996
+# eq. 3), I_RB, M_A, D_lin, d_quad, mass, com, ρV, cob, joint axis, tree rotation parent->joint,
+# its origin, damping centre, drag axis, start, ρ C_d r; then (DS) P abscissae and P weights
+(IH, IRB, MA, DL, DQ, MASS, COM, RV, COB, AXIS, ET, RT, DCEN, DAX, DST, DK), DS = offsets(
+    36, 36, 36, 36, 6, 1, 3, 1, 3, 3, 9, 3, 3, 3, 3, 1
+)  # fmt: skip
+# hull block (hydro.hull) of a body, from BF column BI[i, HULL0]: bounding-sphere centre,
+# radius, full hull volume, then (HCOL) per column x, y, z_lo, z_hi, w
+(HCEN, HRAD, HVOL), HCOL = offsets(3, 1, 1)
+# BI columns: parent, joint type, first q and v index, joint nv, has added mass, has drag,
+# hull columns, the hull block's first BF column
+(PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG, NHULL, HULL0), NBI = offsets(1, 1, 1, 1, 1, 1, 1, 1, 1)
+# TF columns: position, direction, moment arm, T_nn forward and reverse, T_nu, T_max, T_min
+(TPOS, TDIR, TARM, TNF, TNR, TNU, TMAX, TMIN), NTF = offsets(3, 3, 3, 1, 1, 1, 1, 1)
+# workspace row of a body: E, r (parent -> body), world rotation and position, velocity, velocity
+# relative to the water, c, acceleration, bias, articulated inertia and bias, U, D^-1, u
+(WE, WR, WRW, WPW, WV, WVR, WC, WA, WBIAS, WIA, WPA, WU, WDI, WUU), NW = offsets(
+    9, 3, 9, 3, 6, 6, 6, 6, 6, 36, 6, 36, 36, 6
+)  # fmt: skip
+# scratch of one evaluation (compiled kernels): joint rotation, quaternion matrix, joint
+# velocity, h, h v, T, I^a, p^a, a', rhs, U D, congruence blocks J, TT, K, L, Cholesky factor
+# and inverse, rotation, gravity/current/fluid acceleration in body axes
+(S_EJ, S_Q, S_VJ, S_H, S_HV, S_T, S_IA, S_PA, S_AP, S_RHS, S_UD, S_J, S_TT, S_K, S_L, S_CL, S_CLI, S_R,
+ S_GB, S_VC, S_AC), NS = offsets(
+    9, 9, 6, 6, 6, 6, 36, 6, 6, 6, 36, 36, 9, 9, 18, 36, 36, 9, 3, 3, 3
+)  # fmt: skip
 
 
 def flatten(model: Model, env: Environment | None = None, thrusters=None):
@@ -104,13 +117,19 @@ def flatten(model: Model, env: Environment | None = None, thrusters=None):
     return BF, BI, TF, TI
 
 
+def workspace(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, ...], int]:
+    """The workspace of one evaluation, declared once: the body rows (nb x NW), 4 stage
+    configurations (4 x nq), 13 stage vectors (velocities, accelerations, tangent rates,
+    increment: 13 x nv), the thrusts (nt) and the scratch (NS); ``compiled._carve`` cuts it
+    at these offsets."""
+    return offsets(nb * NW, 4 * nq, 13 * nv, nt, NS)
+
+
 def thrust_offset(model: Model) -> int:
-    """Where the thrusts start in a workspace: after the body rows, 4 stage configurations and
-    13 stage vectors (velocities, accelerations, tangent rates, increment); ``compiled._carve``
-    cuts the buffer the same way."""
-    return model.nbodies * NW + 4 * model.nq + 13 * model.nv
+    """Where the thrusts start in a workspace."""
+    return workspace(model.nbodies, model.nq, model.nv, 0)[0][3]
 
 
 def workspace_size(model: Model, nthrusters: int = 0) -> int:
-    """Floats in one workspace: everything before the thrusts, the thrusts, scratch."""
-    return thrust_offset(model) + nthrusters + NS
+    """Floats in one workspace."""
+    return workspace(model.nbodies, model.nq, model.nv, nthrusters)[1]
