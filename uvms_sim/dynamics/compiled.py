@@ -27,11 +27,15 @@ Compiled once per machine into numba's cache (``__pycache__`` or ``NUMBA_CACHE_D
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 from .flat import (
+    AXIS,
     COB,
     COM,
     DAX,
@@ -42,6 +46,7 @@ from .flat import (
     DS,
     DST,
     ET,
+    FREE,
     HAS_DRAG,
     HAS_MA,
     HCEN,
@@ -50,29 +55,42 @@ from .flat import (
     HULL0,
     HVOL,
     IH,
+    IQ,
     IRB,
     IV,
     JNV,
+    JTYPE,
     MA,
     MASS,
     NHULL,
     NS,
     NW,
     PARENT,
+    PRISMATIC,
+    REVOLUTE,
     RT,
     RV,
     S_AC,
     S_AP,
+    S_CL,
+    S_CLI,
     S_EJ,
     S_GB,
     S_H,
     S_HV,
     S_IA,
+    S_J,
+    S_K,
+    S_L,
     S_PA,
+    S_Q,
+    S_R,
     S_RHS,
+    S_TT,
     S_UD,
     S_VC,
     S_VJ,
+    SPHERICAL,
     TARM,
     TDIR,
     TMAX,
@@ -96,33 +114,211 @@ from .flat import (
     WV,
     WVR,
 )
-from .kernel_joints import (
-    joint_articulated,
-    joint_integrate,
-    joint_motion,
-    joint_tangent_rate,
-    joint_transform,
-    s_column,
-)
-from .kernel_math import (
-    add_congruence,
-    finite,
-    kernel,
-    mat2quat,
-    outward,
-    qmult,
-    xforce_add,
-    xmotion,
-)
+
+# The compiled code is cached next to this file; where that is not writable (an installed ROS
+# package) and no NUMBA_CACHE_DIR is set, in the user's cache directory instead.
+if not os.access(Path(__file__).parent, os.W_OK) and not os.environ.get("NUMBA_CACHE_DIR"):
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "uvms_sim"
+    numba.config.CACHE_DIR = str(cache)  # type: ignore[attr-defined]
+
+kernel = njit(cache=True, nogil=True, error_model="numpy")  # every kernel: cached, GIL released
+
+
+# -- rotations (row-major 3x3 at out[o:o+9]) -----------------------------------------------------
+@kernel
+def _quat2mat(w, x, y, z, out, o):
+    """Rotation matrix of a (not necessarily unit) quaternion, as transforms3d.quat2mat."""
+    n = w * w + x * x + y * y + z * z
+    if n < 2.220446049250313e-16:
+        for k in range(9):
+            out[o + k] = 1.0 if k % 4 == 0 else 0.0
+        return
+    s = 2.0 / n
+    X, Y, Z = x * s, y * s, z * s
+    wX, wY, wZ = w * X, w * Y, w * Z
+    xX, xY, xZ = x * X, x * Y, x * Z
+    yY, yZ, zZ = y * Y, y * Z, z * Z
+    out[o + 0] = 1.0 - (yY + zZ)
+    out[o + 1] = xY - wZ
+    out[o + 2] = xZ + wY
+    out[o + 3] = xY + wZ
+    out[o + 4] = 1.0 - (xX + zZ)
+    out[o + 5] = yZ - wX
+    out[o + 6] = xZ - wY
+    out[o + 7] = yZ + wX
+    out[o + 8] = 1.0 - (xX + yY)
+
+
+@kernel
+def _axangle_T(x, y, z, angle, out, o):
+    """Transpose of the rotation by ``angle`` about the unit axis (transforms3d.axangle2mat)."""
+    c, s = math.cos(angle), math.sin(angle)
+    C = 1.0 - c
+    xs, ys, zs = x * s, y * s, z * s
+    xC, yC, zC = x * C, y * C, z * C
+    xyC, yzC, zxC = x * yC, y * zC, z * xC
+    out[o + 0] = x * xC + c
+    out[o + 3] = xyC - zs
+    out[o + 6] = zxC + ys
+    out[o + 1] = xyC + zs
+    out[o + 4] = y * yC + c
+    out[o + 7] = yzC - xs
+    out[o + 2] = zxC - ys
+    out[o + 5] = yzC + xs
+    out[o + 8] = z * zC + c
+
+
+@kernel
+def _quat_exp(t0, t1, t2):
+    """``exp(θ/2)`` as a quaternion (transforms3d.axangle2quat of θ/|θ|, |θ|)."""
+    angle = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+    if angle < 1e-300:
+        return 1.0, 0.0, 0.0, 0.0
+    s = math.sin(0.5 * angle) / angle
+    return math.cos(0.5 * angle), t0 * s, t1 * s, t2 * s
+
+
+@kernel
+def _qmult(w1, x1, y1, z1, w2, x2, y2, z2):
+    return (
+        w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+        w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+        w1 * y2 + y1 * w2 + z1 * x2 - x1 * z2,
+        w1 * z2 + z1 * w2 + x1 * y2 - y1 * x2,
+    )
+
+
+@kernel
+def _dexp_inv(t0, t1, t2, w0, w1, w2, out, o):
+    """Inverse right Jacobian of SO(3) times w into out[o:o+3] (integrate.dexp_inv)."""
+    angle = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+    if angle < 1e-4:
+        coef = 1.0 / 12.0 + angle * angle / 720.0
+    else:
+        coef = 1.0 / (angle * angle) - (1.0 + math.cos(angle)) / (2.0 * angle * math.sin(angle))
+    k0 = t1 * w2 - t2 * w1
+    k1 = t2 * w0 - t0 * w2
+    k2 = t0 * w1 - t1 * w0
+    out[o] = w0 + 0.5 * k0 + coef * (t1 * k2 - t2 * k1)
+    out[o + 1] = w1 + 0.5 * k1 + coef * (t2 * k0 - t0 * k2)
+    out[o + 2] = w2 + 0.5 * k2 + coef * (t0 * k1 - t1 * k0)
+
+
+# -- spatial transforms of body i (E at WB[i, WE:], r at WB[i, WR:]) ----------------------------
+@kernel
+def _xmotion(WB, i, src, so, dst, do):
+    """dst[do:do+6] = X_i src[so:so+6] = [E(m_v - r x m_ω); E m_ω] (src, dst 1-D rows)."""
+    r0, r1, r2 = WB[i, WR], WB[i, WR + 1], WB[i, WR + 2]
+    m3, m4, m5 = src[so + 3], src[so + 4], src[so + 5]
+    d0 = src[so] - (r1 * m5 - r2 * m4)
+    d1 = src[so + 1] - (r2 * m3 - r0 * m5)
+    d2 = src[so + 2] - (r0 * m4 - r1 * m3)
+    for a in range(3):
+        e0, e1, e2 = WB[i, WE + 3 * a], WB[i, WE + 3 * a + 1], WB[i, WE + 3 * a + 2]
+        dst[do + a] = e0 * d0 + e1 * d1 + e2 * d2
+        dst[do + 3 + a] = e0 * m3 + e1 * m4 + e2 * m5
+
+
+@kernel
+def _outward(WB, i, lam, src, so, add, ao, dst, do):
+    """dst[do:do+6] = X_i src[so:so+6] + add[ao:ao+6], or ``add`` alone at a root (lam < 0):
+    the outward recursion of velocities and accelerations (McMillan et al. 1996 eqs. 9, A2)."""
+    if lam >= 0:
+        _xmotion(WB, i, src, so, dst, do)
+        for a in range(6):
+            dst[do + a] += add[ao + a]
+    else:
+        for a in range(6):
+            dst[do + a] = add[ao + a]
+
+
+@kernel
+def _xforce_add(WB, i, src, so, dst, do):
+    """dst[do:do+6] += X_iᵀ src[so:so+6] = [Eᵀf; Eᵀn + r x Eᵀf] (McMillan et al. 1996 eq. A8)."""
+    f0, f1, f2 = src[so], src[so + 1], src[so + 2]
+    n0, n1, n2 = src[so + 3], src[so + 4], src[so + 5]
+    g0 = WB[i, WE] * f0 + WB[i, WE + 3] * f1 + WB[i, WE + 6] * f2
+    g1 = WB[i, WE + 1] * f0 + WB[i, WE + 4] * f1 + WB[i, WE + 7] * f2
+    g2 = WB[i, WE + 2] * f0 + WB[i, WE + 5] * f1 + WB[i, WE + 8] * f2
+    r0, r1, r2 = WB[i, WR], WB[i, WR + 1], WB[i, WR + 2]
+    dst[do] += g0
+    dst[do + 1] += g1
+    dst[do + 2] += g2
+    dst[do + 3] += WB[i, WE] * n0 + WB[i, WE + 3] * n1 + WB[i, WE + 6] * n2 + r1 * g2 - r2 * g1
+    dst[do + 4] += WB[i, WE + 1] * n0 + WB[i, WE + 4] * n1 + WB[i, WE + 7] * n2 + r2 * g0 - r0 * g2
+    dst[do + 5] += WB[i, WE + 2] * n0 + WB[i, WE + 5] * n1 + WB[i, WE + 8] * n2 + r0 * g1 - r1 * g0
+
+
+@kernel
+def _add_congruence(WB, i, Ia, io, dst, do, S):
+    """dst[do:do+36] += X_iᵀ Ia X_i for a symmetric 6x6 Ia at Ia[io:io+36] (row-major), with
+    X = diag(E, E) T(r): J = diag(E,E)ᵀ Ia diag(E,E) by 3x3 congruences of the blocks
+    A, B, C; then top-left A', top-right K = B' - A' r~, bottom-right C' + r~K + (r~B')ᵀ."""
+    # 3x3 blocks of J at S[S_J]: row-major 6x6
+    for blk in range(3):
+        ro = 0 if blk < 2 else 3
+        co = 0 if blk == 0 else 3
+        for a in range(3):
+            base = io + 6 * (ro + a) + co
+            x0, x1, x2 = Ia[base], Ia[base + 1], Ia[base + 2]
+            for b in range(3):
+                S[S_TT + 3 * a + b] = x0 * WB[i, WE + b] + x1 * WB[i, WE + 3 + b] + x2 * WB[i, WE + 6 + b]
+        for a in range(3):
+            for b in range(3):
+                S[S_J + 6 * (ro + a) + co + b] = (
+                    WB[i, WE + a] * S[S_TT + b]
+                    + WB[i, WE + 3 + a] * S[S_TT + 3 + b]
+                    + WB[i, WE + 6 + a] * S[S_TT + 6 + b]
+                )
+    r0, r1, r2 = WB[i, WR], WB[i, WR + 1], WB[i, WR + 2]
+    for a in range(3):
+        A0, A1, A2 = S[S_J + 6 * a], S[S_J + 6 * a + 1], S[S_J + 6 * a + 2]
+        S[S_K + 3 * a] = S[S_J + 6 * a + 3] - (A1 * r2 - A2 * r1)
+        S[S_K + 3 * a + 1] = S[S_J + 6 * a + 4] - (A2 * r0 - A0 * r2)
+        S[S_K + 3 * a + 2] = S[S_J + 6 * a + 5] - (A0 * r1 - A1 * r0)
+    for b in range(3):
+        k0, k1, k2 = S[S_K + b], S[S_K + 3 + b], S[S_K + 6 + b]
+        S[S_L + b] = r1 * k2 - r2 * k1  # (r~K)[0, b]
+        S[S_L + 3 + b] = r2 * k0 - r0 * k2
+        S[S_L + 6 + b] = r0 * k1 - r1 * k0
+        c0, c1, c2 = S[S_J + 3 + b], S[S_J + 9 + b], S[S_J + 15 + b]  # column b of B'
+        S[S_L + 9 + b] = r1 * c2 - r2 * c1  # (r~B')[0, b]
+        S[S_L + 12 + b] = r2 * c0 - r0 * c2
+        S[S_L + 15 + b] = r0 * c1 - r1 * c0
+    for a in range(3):
+        for b in range(3):
+            k = S[S_K + 3 * a + b]
+            dst[do + 6 * a + b] += S[S_J + 6 * a + b]
+            dst[do + 6 * a + 3 + b] += k
+            dst[do + 6 * (3 + b) + a] += k
+            dst[do + 6 * (3 + a) + 3 + b] += (
+                S[S_J + 6 * (3 + a) + 3 + b] + S[S_L + 3 * a + b] + S[S_L + 9 + 3 * b + a]
+            )
+
 
 # -- forward pass --------------------------------------------------------------------------------
-
-
 @kernel
 def placements(BF, BI, WB, S, q):
     """E_i, r_i (parent -> body) and world poses (kinematics.placements)."""
     for i in range(BI.shape[0]):
-        rJ0, rJ1, rJ2 = joint_transform(BF, BI, i, q, S)
+        jt = BI[i, JTYPE]
+        k = BI[i, IQ]
+        rJ0 = rJ1 = rJ2 = 0.0
+        if jt == REVOLUTE:
+            _axangle_T(BF[i, AXIS], BF[i, AXIS + 1], BF[i, AXIS + 2], q[k], S, S_EJ)
+        elif jt in (FREE, SPHERICAL):
+            o = k + 3 if jt == FREE else k
+            _quat2mat(q[o], q[o + 1], q[o + 2], q[o + 3], S, S_Q)
+            for a in range(3):
+                for b in range(3):
+                    S[S_EJ + 3 * a + b] = S[S_Q + 3 * b + a]
+            if jt == FREE:
+                rJ0, rJ1, rJ2 = q[k], q[k + 1], q[k + 2]
+        else:
+            for a in range(9):
+                S[S_EJ + a] = 1.0 if a % 4 == 0 else 0.0
+            if jt == PRISMATIC:
+                rJ0, rJ1, rJ2 = BF[i, AXIS] * q[k], BF[i, AXIS + 1] * q[k], BF[i, AXIS + 2] * q[k]
         for a in range(3):
             x0, x1, x2 = S[S_EJ + 3 * a], S[S_EJ + 3 * a + 1], S[S_EJ + 3 * a + 2]
             for b in range(3):
@@ -360,12 +556,27 @@ def forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, flui
     forces of the points in KI/KF (normal forces into KN)."""
     placements(BF, BI, WB, S, q)
     for i in range(BI.shape[0]):
+        jt = BI[i, JTYPE]
+        k = BI[i, IV]
         for a in range(6):
             S[S_VJ + a] = 0.0
-        joint_motion(BF, BI, i, v, BI[i, IV], S, S_VJ)
+        if jt == REVOLUTE:
+            for a in range(3):
+                S[S_VJ + 3 + a] = BF[i, AXIS + a] * v[k]
+        elif jt == PRISMATIC:
+            for a in range(3):
+                S[S_VJ + a] = BF[i, AXIS + a] * v[k]
+        elif jt == SPHERICAL:
+            for a in range(3):
+                S[S_VJ + 3 + a] = v[k + a]
+        elif jt == FREE:
+            for a in range(6):
+                S[S_VJ + a] = v[k + a]
         lam = BI[i, PARENT]
         row = WB[i]
-        outward(WB, i, lam, WB[lam], WV, S, S_VJ, row, WV)  # v_i = X_i v_λ + S q̇ (McMillan et al. 1996 eq. 9)
+        _outward(
+            WB, i, lam, WB[lam], WV, S, S_VJ, row, WV
+        )  # v_i = X_i v_λ + S q̇ (McMillan et al. 1996 eq. 9)
         # c = v x vJ (motion cross product)
         x0, x1, x2, x3, x4, x5 = row[WV], row[WV + 1], row[WV + 2], row[WV + 3], row[WV + 4], row[WV + 5]
         j0, j1, j2 = S[S_VJ], S[S_VJ + 1], S[S_VJ + 2]
@@ -428,6 +639,33 @@ def _contacts(KI, KF, KN, WB):
 
 
 # -- articulated-body algorithm -------------------------------------------------------------------
+@kernel
+def _chol_inv(D, do, n, out, oo, S):
+    """out[oo:] = D⁻¹ (n x n, row stride 6) for a symmetric positive definite D at D[do:]."""
+    for j in range(n):
+        s = D[do + 7 * j]
+        for k in range(j):
+            s -= S[S_CL + 6 * j + k] ** 2
+        S[S_CL + 7 * j] = math.sqrt(s)
+        for i in range(j + 1, n):
+            s = D[do + 6 * i + j]
+            for k in range(j):
+                s -= S[S_CL + 6 * i + k] * S[S_CL + 6 * j + k]
+            S[S_CL + 6 * i + j] = s / S[S_CL + 7 * j]
+    for j in range(n):
+        S[S_CLI + 7 * j] = 1.0 / S[S_CL + 7 * j]
+        for i in range(j + 1, n):
+            s = 0.0
+            for k in range(j, i):
+                s -= S[S_CL + 6 * i + k] * S[S_CLI + 6 * k + j]
+            S[S_CLI + 6 * i + j] = s / S[S_CL + 7 * i]
+    for i in range(n):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(i, n):
+                s += S[S_CLI + 6 * k + i] * S[S_CLI + 6 * k + j]
+            out[oo + 6 * i + j] = s
+            out[oo + 6 * j + i] = s
 
 
 @kernel
@@ -442,8 +680,32 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
             row[WIA + a] = BF[i, IH + a]
     for i in range(nb - 1, -1, -1):
         row = WB[i]
+        jt = BI[i, JTYPE]
         nv = BI[i, JNV]
-        joint_articulated(BF, BI, i, row, tau, S)
+        k = BI[i, IV]
+        if jt in (REVOLUTE, PRISMATIC):
+            off = 3 if jt == REVOLUTE else 0
+            x0, x1, x2 = BF[i, AXIS], BF[i, AXIS + 1], BF[i, AXIS + 2]
+            for a in range(6):
+                b = WIA + 6 * a + off
+                row[WU + 6 * a] = row[b] * x0 + row[b + 1] * x1 + row[b + 2] * x2
+            row[WDI] = 1.0 / (
+                x0 * row[WU + 6 * off] + x1 * row[WU + 6 * (off + 1)] + x2 * row[WU + 6 * (off + 2)]
+            )
+            row[WUU] = tau[k] - (x0 * row[WPA + off] + x1 * row[WPA + off + 1] + x2 * row[WPA + off + 2])
+        elif jt == SPHERICAL:
+            for a in range(6):
+                for b in range(3):
+                    row[WU + 6 * a + b] = row[WIA + 6 * a + 3 + b]
+            _chol_inv(row, WIA + 21, 3, row, WDI, S)
+            for b in range(3):
+                row[WUU + b] = tau[k + b] - row[WPA + 3 + b]
+        elif jt == FREE:
+            for a in range(36):
+                row[WU + a] = row[WIA + a]
+            for a in range(6):
+                row[WUU + a] = tau[k + a] - row[WPA + a]
+            _chol_inv(row, WIA, 6, row, WDI, S)
         lam = BI[i, PARENT]
         if lam < 0:
             continue
@@ -483,14 +745,15 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
             S[S_PA + a] += (
                 S[b] * c0 + S[b + 1] * c1 + S[b + 2] * c2 + S[b + 3] * c3 + S[b + 4] * c4 + S[b + 5] * c5
             )
-        add_congruence(WB, i, S, S_IA, WB[lam], WIA, S)
-        xforce_add(WB, i, S, S_PA, WB[lam], WPA)
+        _add_congruence(WB, i, S, S_IA, WB[lam], WIA, S)
+        _xforce_add(WB, i, S, S_PA, WB[lam], WPA)
     for i in range(nb):
         row = WB[i]
         lam = BI[i, PARENT]
-        outward(WB, i, lam, WB[lam], WA, row, WC, S, S_AP)  # a' = X_i a_λ + c_i
+        _outward(WB, i, lam, WB[lam], WA, row, WC, S, S_AP)  # a' = X_i a_λ + c_i
         nv = BI[i, JNV]
         k = BI[i, IV]
+        jt = BI[i, JTYPE]
         if nv:
             for kk in range(nv):
                 s = row[WUU + kk]
@@ -502,14 +765,23 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
                 for ll in range(nv):
                     s += row[WDI + 6 * kk + ll] * S[S_RHS + ll]
                 ddq[k + kk] = s
-            joint_motion(BF, BI, i, ddq, k, S, S_AP)
+            if jt == REVOLUTE:
+                for a in range(3):
+                    S[S_AP + 3 + a] += BF[i, AXIS + a] * ddq[k]
+            elif jt == PRISMATIC:
+                for a in range(3):
+                    S[S_AP + a] += BF[i, AXIS + a] * ddq[k]
+            elif jt == SPHERICAL:
+                for a in range(3):
+                    S[S_AP + 3 + a] += ddq[k + a]
+            else:
+                for a in range(6):
+                    S[S_AP + a] += ddq[k + a]
         for a in range(6):
             row[WA + a] = S[S_AP + a]
 
 
 # -- workspace carving ---------------------------------------------------------------------------
-
-
 @kernel
 def _carve(W, nb, nq, nv, nt):
     """(WB, WQ, WV, thrust, S) views of a workspace buffer, at the offsets of ``flat.workspace``
@@ -533,6 +805,22 @@ def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, 
 
 
 # -- rigid connections (Udwadia-Kalaba, Nielsen et al. 2018 eq. 20; dynamics.constraints) -------
+@kernel
+def _s_column(BF, BI, i, k, out):
+    """Column k of joint i's motion subspace S (child coordinates) into out[0:6]."""
+    for a in range(6):
+        out[a] = 0.0
+    jt = BI[i, JTYPE]
+    if jt == REVOLUTE:
+        for a in range(3):
+            out[3 + a] = BF[i, AXIS + a]
+    elif jt == PRISMATIC:
+        for a in range(3):
+            out[a] = BF[i, AXIS + a]
+    elif jt == SPHERICAL:
+        out[3 + k] = 1.0
+    else:
+        out[k] = 1.0
 
 
 @kernel
@@ -547,7 +835,7 @@ def _crba(BF, BI, WB, S, M):
     for i in range(nb - 1, 0, -1):
         lam = BI[i, PARENT]
         if lam >= 0:
-            add_congruence(WB, i, Ic, 36 * i, Ic, 36 * lam, S)
+            _add_congruence(WB, i, Ic, 36 * i, Ic, 36 * lam, S)
     for a in range(nv):
         for b in range(nv):
             M[a, b] = 0.0
@@ -556,7 +844,7 @@ def _crba(BF, BI, WB, S, M):
     for i in range(nb):
         nvi = BI[i, JNV]
         for k in range(nvi):
-            s_column(BF, BI, i, k, col)
+            _s_column(BF, BI, i, k, col)
             for a in range(6):
                 s = 0.0
                 for b in range(6):
@@ -566,7 +854,7 @@ def _crba(BF, BI, WB, S, M):
             while True:
                 nvj = BI[j, JNV]
                 for kk in range(nvj):
-                    s_column(BF, BI, j, kk, col)
+                    _s_column(BF, BI, j, kk, col)
                     s = 0.0
                     for a in range(6):
                         s += F[a] * col[a]
@@ -576,7 +864,7 @@ def _crba(BF, BI, WB, S, M):
                 if lam < 0:
                     break
                 tmp = np.zeros(6)
-                xforce_add(WB, j, F, 0, tmp, 0)
+                _xforce_add(WB, j, F, 0, tmp, 0)
                 F[:] = tmp
                 j = lam
 
@@ -594,7 +882,7 @@ def _jacobian(BF, BI, WB, i, J):
     k = i
     while k >= 0:
         for c in range(BI[k, JNV]):
-            s_column(BF, BI, k, c, col)
+            _s_column(BF, BI, k, c, col)
             # carry from k's frame down to i's: apply X of every body below k on the path to i
             j = i
             path = np.empty(BI.shape[0], dtype=np.int64)
@@ -604,11 +892,33 @@ def _jacobian(BF, BI, WB, i, J):
                 m += 1
                 j = BI[j, PARENT]
             for p in range(m - 1, -1, -1):
-                xmotion(WB, path[p], col, 0, tmp, 0)
+                _xmotion(WB, path[p], col, 0, tmp, 0)
                 col[:] = tmp
             for a in range(6):
                 J[a, BI[k, IV] + c] = col[a]
         k = BI[k, PARENT]
+
+
+@kernel
+def _mat2quat(R):
+    """Unit quaternion [w x y z] (w >= 0) of a rotation matrix (Shepperd's method; the same
+    quaternion transforms3d.mat2quat returns for an orthonormal matrix)."""
+    t = R[0, 0] + R[1, 1] + R[2, 2]
+    if t > 0.0:
+        s = 2.0 * math.sqrt(t + 1.0)
+        w, x, y, z = 0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
+    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        w, x, y, z = (R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s
+    elif R[1, 1] > R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
+        w, x, y, z = (R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s
+    else:
+        s = 2.0 * math.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
+        w, x, y, z = (R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s
+    if w < 0.0:
+        return -w, -x, -y, -z
+    return w, x, y, z
 
 
 @kernel
@@ -620,7 +930,7 @@ def _constrain(BF, BI, CI, CF, WB, S, v, ddq):
     a0 = np.empty((nb, 6))
     for i in range(nb):
         lam = BI[i, PARENT]
-        outward(WB, i, lam, a0[lam], 0, WB[i], WC, a0[i], 0)  # a⁰_i = X_i a⁰_λ + c_i
+        _outward(WB, i, lam, a0[lam], 0, WB[i], WC, a0[i], 0)  # a⁰_i = X_i a⁰_λ + c_i
     A = np.zeros((6 * nc, nv))
     b = np.zeros(6 * nc)
     Jp = np.empty((6, nv))
@@ -676,9 +986,9 @@ def _constrain(BF, BI, CI, CF, WB, S, v, ddq):
         for a in range(3):
             ep = Rc[0, a] * dp[0] + Rc[1, a] * dp[1] + Rc[2, a] * dp[2]
             b[6 * k + a] -= beta * beta * ep
-        tw, tx, ty, tz = mat2quat(Rt)
-        cw, cx, cy, cz = mat2quat(Rc)
-        ew, ex, ey, ez = qmult(tw, -tx, -ty, -tz, cw, cx, cy, cz)
+        tw, tx, ty, tz = _mat2quat(Rt)
+        cw, cx, cy, cz = _mat2quat(Rc)
+        ew, ex, ey, ez = _qmult(tw, -tx, -ty, -tz, cw, cx, cy, cz)
         sg = 1.0 if ew >= 0.0 else -1.0
         if ew == 0.0:
             sg = 1.0
@@ -716,6 +1026,22 @@ def _constrain(BF, BI, CI, CF, WB, S, v, ddq):
 
 
 # -- integration ----------------------------------------------------------------------------------
+@kernel
+def _rotate(S, o, x, xo, out, oo, add):
+    """out[oo:oo+3] (=, or += with add) R x[xo:xo+3], R the row-major 3x3 at S[o:o+9]."""
+    x0, x1, x2 = x[xo], x[xo + 1], x[xo + 2]
+    for a in range(3):
+        r = S[o + 3 * a] * x0 + S[o + 3 * a + 1] * x1 + S[o + 3 * a + 2] * x2
+        out[oo + a] = out[oo + a] + r if add else r
+
+
+@kernel
+def _advance_quat(q, o, dq, d, out):
+    """out[o:o+4] = q[o:o+4] ⊗ exp(dq[d:d+3] / 2), renormalised (integrate.integrate)."""
+    e0, e1, e2, e3 = _quat_exp(dq[d], dq[d + 1], dq[d + 2])
+    w, x, y, z = _qmult(q[o], q[o + 1], q[o + 2], q[o + 3], e0, e1, e2, e3)
+    nrm = math.sqrt(w * w + x * x + y * y + z * z)
+    out[o], out[o + 1], out[o + 2], out[o + 3] = w / nrm, x / nrm, y / nrm, z / nrm
 
 
 @kernel
@@ -724,7 +1050,18 @@ def integrate(BI, S, q, dq, out):
     for a in range(q.shape[0]):
         out[a] = q[a]
     for i in range(BI.shape[0]):
-        joint_integrate(BI, i, S, q, dq, out)
+        jt = BI[i, JTYPE]
+        if BI[i, JNV] == 0:
+            continue
+        iq, iv = BI[i, IQ], BI[i, IV]
+        if jt == FREE:
+            _quat2mat(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6], S, S_R)
+            _rotate(S, S_R, dq, iv, out, iq, True)
+            _advance_quat(q, iq + 3, dq, iv + 3, out)
+        elif jt == SPHERICAL:
+            _advance_quat(q, iq, dq, iv, out)
+        else:
+            out[iq] += dq[iv]
 
 
 @kernel
@@ -733,7 +1070,25 @@ def _tangent_rate(BI, S, theta, v, out):
     for a in range(v.shape[0]):
         out[a] = v[a]
     for i in range(BI.shape[0]):
-        joint_tangent_rate(BI, i, S, theta, v, out)
+        jt = BI[i, JTYPE]
+        iv = BI[i, IV]
+        if jt == FREE:
+            t0, t1, t2 = theta[iv + 3], theta[iv + 4], theta[iv + 5]
+            if t0 != 0.0 or t1 != 0.0 or t2 != 0.0:
+                e0, e1, e2, e3 = _quat_exp(t0, t1, t2)
+                _quat2mat(e0, e1, e2, e3, S, S_R)
+                _rotate(S, S_R, v, iv, out, iv, False)
+            _dexp_inv(t0, t1, t2, v[iv + 3], v[iv + 4], v[iv + 5], out, iv + 3)
+        elif jt == SPHERICAL:
+            _dexp_inv(theta[iv], theta[iv + 1], theta[iv + 2], v[iv], v[iv + 1], v[iv + 2], out, iv)
+
+
+@kernel
+def _finite(x):
+    for a in range(x.shape[0]):
+        if not math.isfinite(x[a]):
+            return False
+    return True
 
 
 @kernel
@@ -747,17 +1102,17 @@ def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fl
     if method == 1:
         acc = WV[4]
         _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], acc)
-        if not finite(acc):
+        if not _finite(acc):
             return False
         for a in range(nv):
             v_out[a] = v[a] + h * acc[a]
             th[a] = h * v_out[a]
         integrate(BI, S, q, th, q_out)
-        return finite(v_out) and finite(q_out)
+        return _finite(v_out) and _finite(q_out)
     for a in range(nv):
         th[a] = 0.0
     _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], WV[4])
-    if not finite(WV[4]):
+    if not _finite(WV[4]):
         return False
     _tangent_rate(BI, S, th, v, WV[8])
     for s in range(1, 4):
@@ -787,19 +1142,17 @@ def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fl
             fluid[1 if s < 3 else 2],
             WV[4 + s],
         )
-        if not finite(WV[4 + s]):
+        if not _finite(WV[4 + s]):
             return False
         _tangent_rate(BI, S, th, WV[s], WV[8 + s])
     for a in range(nv):
         v_out[a] = v[a] + (h / 6.0) * (WV[4, a] + 2.0 * WV[5, a] + 2.0 * WV[6, a] + WV[7, a])
         th[a] = (h / 6.0) * (WV[8, a] + 2.0 * WV[9, a] + 2.0 * WV[10, a] + WV[11, a])
     integrate(BI, S, q, th, q_out)
-    return finite(v_out) and finite(q_out)
+    return _finite(v_out) and _finite(q_out)
 
 
 # -- entry points from Python ---------------------------------------------------------------------
-
-
 @kernel
 def aba(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, q, v, tau, f_ext, n, fluid, ddq):
     """q̈ into ``ddq`` at (q, v) for tau, body wrenches f_ext (nb x 6), thruster shaft speeds n,
