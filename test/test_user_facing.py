@@ -25,6 +25,13 @@ pytestmark = pytest.mark.ros
 BIN = Path(sys.executable).parent
 
 
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``uvms-sim ARGS`` in its own process, its output captured."""
+    return subprocess.run(
+        [BIN / "uvms-sim", *args], check=False, capture_output=True, text=True, timeout=timeout
+    )
+
+
 def test_simulator_help_and_unknown_arguments():
     """``simulator --help`` prints the parameters and exits 0 without starting a node; an
     unknown argument is a one-line usage error (exit 2)."""
@@ -243,26 +250,16 @@ def test_record_and_echo_without_ros2_cli(tmp_path):
         bag = read_bag(out)
         assert bag.command_topic == "/mavros/rc/out" and bag.odometry_topic == "/odom"
         assert len(bag.commands.t) > 20 and len(bag.odometry.t) > 20
-        again = subprocess.run(
-            [BIN / "uvms-sim", "record", str(out)], check=False, capture_output=True, text=True, timeout=60
-        )
+        again = cli("record", str(out))
         assert again.returncode == 2 and "exists" in again.stderr
-        none = subprocess.run(
-            [BIN / "uvms-sim", "echo", "/no_such_topic", "--timeout", "1"],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        none = cli("echo", "/no_such_topic", "--timeout", "1")
         assert none.returncode == 1 and "no publisher of /no_such_topic" in none.stderr
 
 
 def test_demo_subcommand_and_replay_live_without_config(tmp_path):
     """``uvms-sim demo`` takes the demo's own options; ``replay BAG --live`` needs no --config,
     and a replay without --live and without --config says so in one line."""
-    run = subprocess.run(
-        [BIN / "uvms-sim", "demo", "--help"], check=False, capture_output=True, text=True, timeout=60
-    )
+    run = cli("demo", "--help")
     assert run.returncode == 0 and "--rtf" in run.stdout and "--leg" in run.stdout
     from uvms_sim.replay.bag import rcout_message, typestore, write_bag
 
@@ -271,13 +268,7 @@ def test_demo_subcommand_and_replay_live_without_config(tmp_path):
         tmp_path / "b",
         {"/mavros/rc/out": ("mavros_msgs/msg/RCOut", [(10**9, rcout_message(store, 10**9, [1500] * 8))])},
     )
-    no_config = subprocess.run(
-        [BIN / "uvms-sim", "replay", str(tmp_path / "b")],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    no_config = cli("replay", str(tmp_path / "b"))
     assert no_config.returncode == 2 and "needs --config" in no_config.stderr
 
 
