@@ -10,7 +10,13 @@ import pytest
 from scipy.optimize import brentq
 
 from uvms_sim.actuators import T200_12V, T200_16V, ThrusterBank
-from uvms_sim.actuators.althold import ALT_HOLD_DEFAULTS, climb_rate, stopping_distance
+from uvms_sim.actuators.althold import (
+    ALT_HOLD_DEFAULTS,
+    ALT_HOLD_FIRMWARE,
+    ALT_HOLD_SITL,
+    climb_rate,
+    stopping_distance,
+)
 from uvms_sim.actuators.ardusub import FRAMES, ArduSubEmulator, VehicleState, mix, normalize_rc, thrust_to_pwm
 from uvms_sim.actuators.joints import SEED003_ARM_GAINS, JointMotors, tuned_gains
 from uvms_sim.actuators.thruster import KGF, PRESET_NAMES, thruster_model
@@ -259,8 +265,8 @@ def test_full_forward_stick_reaches_the_damping_balance():
 
 def test_stabilize_and_alt_hold_emulation():
     """STABILIZE returns a rolled, yawed vehicle to level within 1 deg in 4 s and holds the
-    heading it had; ALT_HOLD climbs at PILOT_SPEED_UP (ArduSub's 1 m/s, within 1 %) while the
-    throttle stick is full up, and once it is released the vehicle settles within 0.05 m of
+    heading it had; ALT_HOLD climbs at the stick's rate (1700 us: 200/450 of PILOT_SPEED_UP,
+    0.89 m/s, within 1 %), and once the stick is released the vehicle settles within 0.05 m of
     the release depth less the jerk-limited stopping distance at PILOT_ACCEL_Z (it trails its
     target by about 0.04 m while climbing at 1 m/s: the tolerance is the issue's 0.05 m)."""
 
@@ -272,7 +278,7 @@ def test_stabilize_and_alt_hold_emulation():
     _, _, trace = fly("bluerov2", "vectored", "STABILIZE", [(0.0, [1500] * 6)], 4.0, setup=tilt)
     assert abs(trace[-1].roll) < np.radians(1.0)
     assert trace[-1].yaw == pytest.approx(0.3, abs=np.radians(2.0))
-    up, neutral = [1500, 1500, 1900, 1500, 1500, 1500], [1500] * 6
+    up, neutral = [1500, 1500, 1700, 1500, 1500, 1500], [1500] * 6
 
     def deep(sim):
         sim.state.q[2] = 12.0  # climbing 6 m stays well below the surface
@@ -280,7 +286,7 @@ def test_stabilize_and_alt_hold_emulation():
     _, _, trace = fly(WU2018, "vectored", "ALT_HOLD", [(0.0, up), (6.0, neutral)], 16.0, setup=deep)
     depth = np.array([s.depth for s in trace])
     climb = (depth[300] - depth[600]) / 3.0  # between 3 s and 6 s, after the start-up transient
-    assert climb == pytest.approx(ALT_HOLD_DEFAULTS.pilot_speed_up, rel=0.01)
+    assert climb == pytest.approx(climb_rate(ALT_HOLD_DEFAULTS, 1700), rel=0.01)
     stop = depth[600] - stopping_distance(ALT_HOLD_DEFAULTS, -trace[600].depth_rate)
     assert abs(depth[-1] - stop) < 0.05
 
@@ -321,15 +327,16 @@ def test_alt_hold_stops_where_ardusub_stops(config, frame, stick):
 
 
 def test_alt_hold_shaping_and_stick_mapping_are_ardusubs():
-    """The stick's climb rate: +-1 m/s at the ends, zero within +-40 us of centre
+    """The stick's climb rate (the firmware's parameters): +-1 m/s at the ends, zero within +-40 us of centre
     (THR_DZ 100 x joystick gain 0.5 in control_in units of 0.8 us), linear in between; the
     shaped stop from speed v with acceleration limit a and jerk limit j is
     v^2/(2a) + v a/(2j) when v > a^2/j (a trapezoidal deceleration), within 2 mm: the square-root
     controller's linear region near zero velocity (gain j/a) ends it on an exponential tail."""
-    p = ALT_HOLD_DEFAULTS
+    p = ALT_HOLD_FIRMWARE
     assert climb_rate(p, 1100) == -1.0 and climb_rate(p, 1900) == 1.0
     assert climb_rate(p, 1539) == 0.0 and climb_rate(p, 1461) == 0.0
     assert climb_rate(p, 1700) == pytest.approx(1.0 * (750 - 550) / 450)
+    assert climb_rate(ALT_HOLD_SITL, 1100) == -2.0  # sub.parm's PILOT_SPEED_UP 200 cm/s
     a, j = p.pilot_accel_z, p.jerk_max
     assert j == pytest.approx(min(50.0, 1.0 * 2 * np.pi * 20.0 / 5.0))
     for v in (0.3, 0.6, 1.0):

@@ -1,15 +1,17 @@
 """Fly a real ArduSub SITL on uvms_sim's physics and print what it did (docs/sitl.md).
 
     .venv/bin/python tools/ardusub_sitl_check.py --ardusub ~/ardupilot/build/sitl/bin/ardusub \
-        --defaults ~/ardupilot/Tools/autotest/default_params/sub-6dof.parm [--description bluerov2_heavy]
+        --defaults ~/ardupilot/Tools/autotest/default_params/sub.parm,~/ardupilot/Tools/autotest/default_params/sub-6dof.parm \
+        [--description bluerov2_heavy] [--althold sitl|firmware]
 
 ArduPilot is not part of this project: build ArduSub SITL from ArduPilot's source yourself
 (``./waf configure --board sitl && ./waf sub``). This script starts the SITL JSON backend in
 this process, then the given ``ardusub`` binary as a child process in a temporary directory
 (``--model JSON:127.0.0.1``, a sea-level home, a wiped parameter store), talks MAVLink to it
 over TCP 5760 with pymavlink as a ground station would, and flies: MANUAL arm, a dive with
-MANUAL_CONTROL, ALT_HOLD for 20 s with the sticks centred, forward, lateral and yaw sticks in
-ALT_HOLD, disarm. It compares ArduSub's attitude estimate (ATTITUDE) with the physics and
+MANUAL_CONTROL, ALT_HOLD for 20 s with the sticks centred, an ALT_HOLD dive on the throttle stick released
+(compared with the same dive flown by the simulator's emulated ArduSub), forward, lateral and
+yaw sticks in ALT_HOLD, disarm. It compares ArduSub's attitude estimate (ATTITUDE) with the physics and
 prints one table; the exit status is 1 if a check fails.
 """
 
@@ -87,12 +89,64 @@ def set_mode(mav, physics: Physics, mode: int) -> None:
     raise RuntimeError(f"ArduSub did not take mode {mode}")
 
 
+def stop_after_release(history, t_release: float) -> tuple[float, float, float]:
+    """(dive rate at release, depth held 10 s later minus the release depth, largest depth
+    past the held one) from (t, q, v) samples."""
+    t = np.array([h[0] for h in history])
+    depth = np.array([h[1][2] for h in history])
+    k = int(np.searchsorted(t, t_release))
+    rate = float((depth[k] - depth[max(0, k - 50)]) / max(t[k] - t[max(0, k - 50)], 1e-9))
+    after = depth[k:]
+    return rate, float(after[-1] - depth[k]), float(after.max() - after[-1])
+
+
+def emulated_dive(
+    description: str, depth: float, seconds: float, z: int, preset: str
+) -> tuple[float, float, float]:
+    """The same ALT_HOLD dive flown by the simulator's own emulated ArduSub (the MANUAL_CONTROL
+    z turned into the throttle channel as ArduSub does, ``mavros_shim.JS_GAIN_DEFAULT``)."""
+    from uvms_sim.actuators import althold
+    from uvms_sim.actuators.ardusub import ArduSubEmulator, ModeGains, VehicleState, infer_frame
+    from uvms_sim.ros.mavros_shim import JS_GAIN_DEFAULT
+
+    params = {"sitl": althold.ALT_HOLD_SITL, "firmware": althold.ALT_HOLD_FIRMWARE}[preset]
+
+    sim = Simulator.from_system(load(resolve(description)))
+    sim.state.q[2] = depth
+    bank = sim.thrusters
+    frame = infer_frame(list(bank.motors)) or "vectored"
+    ap = ArduSubEmulator(frame, directions=bank.motor_directions(), gains=ModeGains(althold=params))
+    ap.set_mode("ALT_HOLD")
+    ap.arm()
+    thr = 0.8 * JS_GAIN_DEFAULT
+    dive = [1500, 1500, z * thr + 1500.0 - 500.0 * thr, 1500, 1500, 1500]
+    dt, history = 0.0025, []
+    for k in range(round((seconds + 12.0) / dt)):
+        ap.set_rc(dive if k * dt < seconds else [1500] * 6)
+        s = VehicleState.from_free_joint(sim.state.q[:7], sim.state.v[:6])
+        sim.thrusters.set_motor_pwm(ap.update(s, dt))
+        sim.step(dt)
+        history.append((sim.state.t, sim.state.q[:7].copy(), None))
+    return stop_after_release(history, seconds)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ardusub", required=True, help="path of the ardusub SITL binary")
-    ap.add_argument("--defaults", required=True, help="ArduSub's default_params/sub-6dof.parm")
+    ap.add_argument(
+        "--defaults",
+        required=True,
+        help="ArduSub's default_params files, comma separated (sub.parm,sub-6dof.parm)",
+    )
     ap.add_argument("--description", default="bluerov2_heavy")
     ap.add_argument("--speedup", type=float, default=1.0, help="SITL --speedup")
+    ap.add_argument(
+        "--althold",
+        choices=("sitl", "firmware"),
+        default="sitl",
+        help="the emulated depth hold to compare with: sub.parm's values (--defaults with sub.parm) "
+        "or the firmware's own (--defaults without it)",
+    )
     args = ap.parse_args()
 
     physics = Physics(args.description)
@@ -135,6 +189,12 @@ def main() -> int:
         log += fly(mav, physics, 20.0)
         hold = np.array([(t, q[2]) for t, q, _ in physics.history if t_hold <= t <= t_hold + 20.0])
         hold_error = float(np.max(np.abs(hold[:, 1] - hold[0, 1])))
+        # a dive on the throttle stick in ALT_HOLD, then the stick centred: where ArduSub stops
+        log += fly(mav, physics, 5.0, z=150)
+        t_release = physics.now()[0]
+        log += fly(mav, physics, 12.0)
+        real_stop = stop_after_release(physics.history, t_release)
+        emulated_stop = emulated_dive(args.description, hold[-1, 1], 5.0, 150, args.althold)
         sticks = {}
         for name, stick, axis in (
             ("forward", {"x": 500}, 0),
@@ -170,6 +230,10 @@ def main() -> int:
             "lateral stick: v > 0.1 m/s": sticks["lateral"] > 0.1,
             "yaw stick: r > 0.1 rad/s": sticks["yaw"] > 0.1,
             "attitude RMS < 2 deg (roll, pitch, yaw)": bool(np.all(rms < 2.0)),
+            "ALT_HOLD stick dive: the emulation stops within 0.05 m of ArduSub (past its release depth)": abs(
+                emulated_stop[1] - real_stop[1]
+            )
+            <= 0.05,
         }
         print(f"description {args.description}; physics time {physics.now()[0]:.1f} s in {wall:.1f} s wall "
               f"({physics.now()[0] / wall:.2f}x, SITL --speedup {args.speedup}); frames {c.frames}, "
@@ -184,6 +248,10 @@ def main() -> int:
         print(f"ALT_HOLD 20 s: depth {hold[0, 1]:.3f} -> {hold[-1, 1]:.3f} m, largest departure "
               f"{hold_error:.3f} m, span {np.ptp(hold[:, 1]):.3f} m, "
               f"std {hold[:, 1].std():.4f} m")  # fmt: skip
+        for who, (rate, stop, overshoot) in (("ArduSub", real_stop), ("emulated ArduSub", emulated_stop)):
+            print(f"ALT_HOLD dive at MANUAL_CONTROL z=150, released at {rate:.3f} m/s ({who}): "
+                  f"stops {stop:.3f} m past the release depth, at most {overshoot:.3f} m past where it "
+                  "then holds")  # fmt: skip
         print(f"sticks (last second of 3 s): u {sticks['forward']:.3f} m/s, v {sticks['lateral']:.3f} m/s, "
               f"r {sticks['yaw']:.3f} rad/s")  # fmt: skip
         print(f"ATTITUDE vs physics over {len(att)} messages: RMS roll {rms[0]:.3f}, pitch {rms[1]:.3f}, "

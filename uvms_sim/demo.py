@@ -142,11 +142,14 @@ def run(rtf: float, leg: float, out_dir: Path) -> dict:
         assert pilot.call(pilot.set_mode, SetMode.Request(custom_mode="ALT_HOLD")).mode_sent
         assert pilot.call(pilot.arming, CommandBool.Request(value=True)).success
         heading = pilot.yaw
-        # dive with the throttle stick; ALT_HOLD holds the depth where the stick is released
+        # dive with the throttle stick (1400 us: 75/450 of PILOT_SPEED_UP, about
+        # 0.33 m/s); ALT_HOLD brings its depth target to rest at PILOT_ACCEL_Z once the stick is
+        # released (and the vehicle follows it), about 0.2 m further down here, so the pilot lets
+        # go that much before 2 m
         assert pilot.spin_until(
-            lambda: pilot.depth > DIVE_DEPTH - 0.05,
+            lambda: pilot.depth > DIVE_DEPTH - 0.22,
             60.0,
-            lambda: pilot.sticks(throttle=1300, yaw=pilot.hold_heading_stick(heading)),
+            lambda: pilot.sticks(throttle=1400, yaw=pilot.hold_heading_stick(heading)),
         )
         pilot.spin_until(lambda: False, 3.0, lambda: pilot.sticks(yaw=pilot.hold_heading_stick(heading)))
         corners.append(pilot.track[-1])

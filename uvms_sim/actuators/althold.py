@@ -3,7 +3,8 @@ target trajectory and tracked by a position -> velocity -> acceleration cascade.
 
 Re-expressed from ArduPilot (``ArduSub/mode_althold.cpp``, ``ArduSub/Attitude.cpp``,
 ``libraries/AC_AttitudeControl/AC_PosControl.cpp``, ``libraries/AP_Math/control.cpp``,
-``libraries/AC_PID``), with ArduSub's defaults (``ALT_HOLD_DEFAULTS``). Vertical quantities
+``libraries/AC_PID``), with ArduSub's parameter sets (``ALT_HOLD_SITL``, the default, and
+``ALT_HOLD_FIRMWARE``). Vertical quantities
 are positive up, in metres, as in ArduPilot's U axis.
 
 - Stick to climb rate (``Sub::get_pilot_desired_climb_rate``): the throttle channel's
@@ -40,10 +41,13 @@ GRAVITY = 9.80665  # m/s^2, GRAVITY_MSS
 
 @dataclass(frozen=True)
 class AltHoldParams:
-    """ArduSub's parameters of the depth hold. The defaults are those ArduSub's SITL flies
-    with (ArduPilot's ``Tools/autotest/default_params/sub.parm``: PSC_ACCZ_P 2, _I 4, _FF 0.75
-    over the firmware's compiled-in values); ``ALT_HOLD_FIRMWARE`` has the compiled-in ones
-    (PSC_ACCZ_P 0.5, _I 0.1, _FF 0), with which a stop overshoots by about 0.1 m."""
+    """ArduSub's parameters of the depth hold; the field defaults are the firmware's compiled-in
+    values except the acceleration gains. Two complete sets: ``ALT_HOLD_SITL`` (the default of
+    the emulation) is what ArduPilot's sub parameter file for SITL sets
+    (``Tools/autotest/default_params/sub.parm``: PILOT_SPEED_UP 200 cm/s, PILOT_ACCEL_Z
+    200 cm/s/s, PSC_JERK_Z 8, PSC_ACCZ_P 2, _I 4, _FF 0.75); ``ALT_HOLD_FIRMWARE`` is the
+    firmware's own (100 cm/s, 100 cm/s/s, 50 m/s^3, 0.5, 0.1, 0), with which a released dive
+    overshoots its stop by 7-10 cm, as real ArduSub does on the same physics."""
 
     pilot_speed_up: float = 1.0  # m/s, PILOT_SPEED_UP (ArduSub's default 100 cm/s)
     pilot_speed_dn: float = 0.0  # m/s, PILOT_SPEED_DN (0: as PILOT_SPEED_UP)
@@ -74,8 +78,9 @@ class AltHoldParams:
         return min(self.jerk_z, min(GRAVITY, self.pilot_accel_z) * 2.0 * math.pi * self.acc_filt_hz / 5.0)
 
 
-ALT_HOLD_DEFAULTS = AltHoldParams()
 ALT_HOLD_FIRMWARE = AltHoldParams(acc_p=0.5, acc_i=0.1, acc_ff=0.0)
+ALT_HOLD_SITL = AltHoldParams(pilot_speed_up=2.0, pilot_accel_z=2.0, jerk_z=8.0)
+ALT_HOLD_DEFAULTS = ALT_HOLD_SITL  # checked against real ArduSub SITL: docs/actuators.md
 
 
 def climb_rate(params: AltHoldParams, pwm: float) -> float:
