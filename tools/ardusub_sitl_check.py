@@ -1,18 +1,18 @@
 """Fly a real ArduSub SITL on uvms_sim's physics and print what it did (docs/sitl.md).
 
+    P=~/ardupilot/Tools/autotest/default_params
     .venv/bin/python tools/ardusub_sitl_check.py --ardusub ~/ardupilot/build/sitl/bin/ardusub \
-        --defaults ~/ardupilot/Tools/autotest/default_params/sub.parm,~/ardupilot/Tools/autotest/default_params/sub-6dof.parm \
-        [--description bluerov2_heavy] [--althold sitl|firmware]
+        --defaults $P/sub.parm,$P/sub-6dof.parm [--description bluerov2_heavy] [--althold sitl|firmware]
 
 ArduPilot is not part of this project: build ArduSub SITL from ArduPilot's source yourself
 (``./waf configure --board sitl && ./waf sub``). This script starts the SITL JSON backend in
 this process, then the given ``ardusub`` binary as a child process in a temporary directory
 (``--model JSON:127.0.0.1``, a sea-level home, a wiped parameter store), talks MAVLink to it
 over TCP 5760 with pymavlink as a ground station would, and flies: MANUAL arm, a dive with
-MANUAL_CONTROL, ALT_HOLD for 20 s with the sticks centred, an ALT_HOLD dive on the throttle stick released
-(compared with the same dive flown by the simulator's emulated ArduSub), forward, lateral and
-yaw sticks in ALT_HOLD, disarm. It compares ArduSub's attitude estimate (ATTITUDE) with the physics and
-prints one table; the exit status is 1 if a check fails.
+MANUAL_CONTROL, ALT_HOLD for 20 s with the sticks centred, an ALT_HOLD dive on the throttle
+stick released (compared with the same dive flown by the simulator's emulated ArduSub),
+forward, lateral and yaw sticks in ALT_HOLD, disarm. It compares ArduSub's attitude estimate
+(ATTITUDE) with the physics and prints one table; the exit status is 1 if a check fails.
 """
 
 from __future__ import annotations
