@@ -74,7 +74,9 @@ from .flat import (
     S_AP,
     S_CL,
     S_CLI,
+    S_COL,
     S_EJ,
+    S_F,
     S_GB,
     S_H,
     S_HV,
@@ -86,6 +88,7 @@ from .flat import (
     S_Q,
     S_R,
     S_RHS,
+    S_TMP,
     S_TT,
     S_UD,
     S_VC,
@@ -105,6 +108,7 @@ from .flat import (
     WDI,
     WE,
     WIA,
+    WIC,
     WPA,
     WPW,
     WR,
@@ -806,96 +810,96 @@ def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, 
 
 # -- rigid connections (Udwadia-Kalaba, Nielsen et al. 2018 eq. 20; dynamics.constraints) -------
 @kernel
-def _s_column(BF, BI, i, k, out):
-    """Column k of joint i's motion subspace S (child coordinates) into out[0:6]."""
+def _s_column(BF, BI, i, k, out, o):
+    """Column k of joint i's motion subspace S (child coordinates) into out[o:o+6]."""
     for a in range(6):
-        out[a] = 0.0
+        out[o + a] = 0.0
     jt = BI[i, JTYPE]
     if jt == REVOLUTE:
         for a in range(3):
-            out[3 + a] = BF[i, AXIS + a]
+            out[o + 3 + a] = BF[i, AXIS + a]
     elif jt == PRISMATIC:
         for a in range(3):
-            out[a] = BF[i, AXIS + a]
+            out[o + a] = BF[i, AXIS + a]
     elif jt == SPHERICAL:
-        out[3 + k] = 1.0
+        out[o + 3 + k] = 1.0
     else:
-        out[k] = 1.0
+        out[o + k] = 1.0
 
 
 @kernel
 def _crba(BF, BI, WB, S, M):
     """Joint-space inertia with added mass (dynamics.crba): composite inertias accumulated
-    inward with the structured ``Xᵀ I X``, then ``M_ij = S_iᵀ (X...)ᵀ I^c_i S_j``."""
+    inward with the structured ``Xᵀ I X`` (in each body row's WIC), then
+    ``M_ij = S_iᵀ (X...)ᵀ I^c_i S_j``; allocates nothing (S_F, S_COL, S_TMP of the scratch)."""
     nb, nv = BI.shape[0], M.shape[0]
-    Ic = np.empty(nb * 36)
     for i in range(nb):
         for a in range(36):
-            Ic[36 * i + a] = BF[i, IH + a]
+            WB[i, WIC + a] = BF[i, IH + a]
     for i in range(nb - 1, 0, -1):
         lam = BI[i, PARENT]
         if lam >= 0:
-            _add_congruence(WB, i, Ic, 36 * i, Ic, 36 * lam, S)
+            _add_congruence(WB, i, WB[i], WIC, WB[lam], WIC, S)
     for a in range(nv):
         for b in range(nv):
             M[a, b] = 0.0
-    F = np.empty(6)
-    col = np.empty(6)
     for i in range(nb):
         nvi = BI[i, JNV]
         for k in range(nvi):
-            _s_column(BF, BI, i, k, col)
+            _s_column(BF, BI, i, k, S, S_COL)
             for a in range(6):
                 s = 0.0
                 for b in range(6):
-                    s += Ic[36 * i + 6 * a + b] * col[b]
-                F[a] = s
+                    s += WB[i, WIC + 6 * a + b] * S[S_COL + b]
+                S[S_F + a] = s
             j = i
             while True:
                 nvj = BI[j, JNV]
                 for kk in range(nvj):
-                    _s_column(BF, BI, j, kk, col)
+                    _s_column(BF, BI, j, kk, S, S_COL)
                     s = 0.0
                     for a in range(6):
-                        s += F[a] * col[a]
+                        s += S[S_F + a] * S[S_COL + a]
                     M[BI[i, IV] + k, BI[j, IV] + kk] = s
                     M[BI[j, IV] + kk, BI[i, IV] + k] = s
                 lam = BI[j, PARENT]
                 if lam < 0:
                     break
-                tmp = np.zeros(6)
-                _xforce_add(WB, j, F, 0, tmp, 0)
-                F[:] = tmp
+                for a in range(6):
+                    S[S_TMP + a] = 0.0
+                _xforce_add(WB, j, S, S_F, S, S_TMP)
+                for a in range(6):
+                    S[S_F + a] = S[S_TMP + a]
                 j = lam
 
 
 @kernel
-def _jacobian(BF, BI, WB, i, J):
+def _jacobian(BF, BI, WB, S, i, J):
     """6 x nv body Jacobian of body i in its own axes (constraints.body_jacobian): column of
-    ancestor k's joint = X_{i<-k} S_k, carried down the chain from k to i."""
+    ancestor k's joint = X_{i<-k} S_k, carried down the chain from k to i (the body p steps
+    above i found by walking up; trees are shallow). Allocates nothing."""
     nv = J.shape[1]
     for a in range(6):
         for b in range(nv):
             J[a, b] = 0.0
-    col = np.empty(6)
-    tmp = np.empty(6)
     k = i
     while k >= 0:
+        m = 0  # bodies below k on the path to i
+        j = i
+        while j != k:
+            m += 1
+            j = BI[j, PARENT]
         for c in range(BI[k, JNV]):
-            _s_column(BF, BI, k, c, col)
-            # carry from k's frame down to i's: apply X of every body below k on the path to i
-            j = i
-            path = np.empty(BI.shape[0], dtype=np.int64)
-            m = 0
-            while j != k:
-                path[m] = j
-                m += 1
-                j = BI[j, PARENT]
-            for p in range(m - 1, -1, -1):
-                _xmotion(WB, path[p], col, 0, tmp, 0)
-                col[:] = tmp
+            _s_column(BF, BI, k, c, S, S_COL)
+            for p in range(m - 1, -1, -1):  # the body p steps above i, from k's child down to i
+                j = i
+                for _ in range(p):
+                    j = BI[j, PARENT]
+                _xmotion(WB, j, S, S_COL, S, S_TMP)
+                for a in range(6):
+                    S[S_COL + a] = S[S_TMP + a]
             for a in range(6):
-                J[a, BI[k, IV] + c] = col[a]
+                J[a, BI[k, IV] + c] = S[S_COL + a]
         k = BI[k, PARENT]
 
 
@@ -942,8 +946,8 @@ def _constrain(BF, BI, CI, CF, WB, S, v, ddq):
         E = CF[k, 0:9].reshape((3, 3))
         r = CF[k, 9:12]
         alpha, beta = CF[k, 12], CF[k, 13]
-        _jacobian(BF, BI, WB, p, Jp)
-        _jacobian(BF, BI, WB, c, Jc)
+        _jacobian(BF, BI, WB, S, p, Jp)
+        _jacobian(BF, BI, WB, S, c, Jc)
         # X = [[E, -E r~], [0, E]] applied to columns / vectors
         for col in range(nv):
             m0, m1, m2 = Jp[0, col], Jp[1, col], Jp[2, col]
@@ -978,13 +982,20 @@ def _constrain(BF, BI, CI, CF, WB, S, v, ddq):
                 for kk in range(3):
                     s += WB[p, WRW + 3 * a + kk] * E[bb, kk]
                 Rt[a, bb] = s
-        dp = np.empty(3)
+        # p_c - p_p - R_p r (R_p row-major at WRW)
+        dp0 = WB[c, WPW] - WB[p, WPW] - (WB[p, WRW] * r[0] + WB[p, WRW + 1] * r[1] + WB[p, WRW + 2] * r[2])
+        dp1 = (
+            WB[c, WPW + 1]
+            - WB[p, WPW + 1]
+            - (WB[p, WRW + 3] * r[0] + WB[p, WRW + 4] * r[1] + WB[p, WRW + 5] * r[2])
+        )
+        dp2 = (
+            WB[c, WPW + 2]
+            - WB[p, WPW + 2]
+            - (WB[p, WRW + 6] * r[0] + WB[p, WRW + 7] * r[1] + WB[p, WRW + 8] * r[2])
+        )
         for a in range(3):
-            dp[a] = WB[c, WPW + a] - WB[p, WPW + a]
-            for kk in range(3):
-                dp[a] -= WB[p, WRW + 3 * a + kk] * r[kk]
-        for a in range(3):
-            ep = Rc[0, a] * dp[0] + Rc[1, a] * dp[1] + Rc[2, a] * dp[2]
+            ep = Rc[0, a] * dp0 + Rc[1, a] * dp1 + Rc[2, a] * dp2
             b[6 * k + a] -= beta * beta * ep
         tw, tx, ty, tz = _mat2quat(Rt)
         cw, cx, cy, cz = _mat2quat(Rc)

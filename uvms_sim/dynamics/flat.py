@@ -47,16 +47,18 @@ def offsets(*sizes: int) -> tuple[tuple[int, ...], int]:
 # TF columns: position, direction, moment arm, T_nn forward and reverse, T_nu, T_max, T_min
 (TPOS, TDIR, TARM, TNF, TNR, TNU, TMAX, TMIN), NTF = offsets(3, 3, 3, 1, 1, 1, 1, 1)
 # workspace row of a body: E, r (parent -> body), world rotation and position, velocity, velocity
-# relative to the water, c, acceleration, bias, articulated inertia and bias, U, D^-1, u
-(WE, WR, WRW, WPW, WV, WVR, WC, WA, WBIAS, WIA, WPA, WU, WDI, WUU), NW = offsets(
-    9, 3, 9, 3, 6, 6, 6, 6, 6, 36, 6, 36, 36, 6
+# relative to the water, c, acceleration, bias, articulated inertia and bias, U, D^-1, u, and
+# the composite inertia of the subtree (CRBA)
+(WE, WR, WRW, WPW, WV, WVR, WC, WA, WBIAS, WIA, WPA, WU, WDI, WUU, WIC), NW = offsets(
+    9, 3, 9, 3, 6, 6, 6, 6, 6, 36, 6, 36, 36, 6, 36
 )  # fmt: skip
 # scratch of one evaluation (compiled kernels): joint rotation, quaternion matrix, joint
 # velocity, h, h v, T, I^a, p^a, a', rhs, U D, congruence blocks J, TT, K, L, Cholesky factor
-# and inverse, rotation, gravity/current/fluid acceleration in body axes
+# and inverse, rotation, gravity/current/fluid acceleration in body axes, and three 6-vectors
+# of the CRBA and the body Jacobians (a force, a motion column, a transformed one)
 (S_EJ, S_Q, S_VJ, S_H, S_HV, S_T, S_IA, S_PA, S_AP, S_RHS, S_UD, S_J, S_TT, S_K, S_L, S_CL, S_CLI, S_R,
- S_GB, S_VC, S_AC), NS = offsets(
-    9, 9, 6, 6, 6, 6, 36, 6, 6, 6, 36, 36, 9, 9, 18, 36, 36, 9, 3, 3, 3
+ S_GB, S_VC, S_AC, S_F, S_COL, S_TMP), NS = offsets(
+    9, 9, 6, 6, 6, 6, 36, 6, 6, 6, 36, 36, 9, 9, 18, 36, 36, 9, 3, 3, 3, 6, 6, 6
 )  # fmt: skip
 
 
