@@ -417,3 +417,46 @@ def test_command_line_options_are_checked(tmp_path, capsys):
         codes[code] += 1
         capsys.readouterr()
     assert codes[2] > 400, codes
+
+
+@pytest.mark.ros
+def test_echo_and_record_take_hostile_topic_names(tmp_path, capsys):
+    """``uvms-sim echo`` and ``record`` with topic names ROS refuses (empty, spaces, repeated
+    slashes, control characters, 10 000 characters, shell and path tricks): a one-line error and
+    exit 2, and no bag directory left behind; accepted names that nobody publishes end in exit 1
+    (echo) or an empty bag (record)."""
+    from uvms_sim.cli import main
+
+    rng = np.random.default_rng(31)
+    names = ["", " ", "a b", "//x", "/odom?", "\x00", "\n", "x" * 10_000, "$(rm -rf /)", "../../etc",
+             "~", "~/ok", "{node}", "/" + "a/" * 200 + "b", "é", "/odom", "odom_" + "9" * 50]  # fmt: skip
+    names += [
+        "".join(chr(int(c)) for c in rng.integers(32, 127, size=int(rng.integers(1, 30))))
+        for _ in range(12 * SCALE)
+    ]
+    for k, name in enumerate(names):
+        code = main(["echo", name, "--timeout", "0"])
+        out = capsys.readouterr()
+        assert code in (1, 2), (name, code)
+        assert "Traceback" not in out.err and len(out.err.splitlines()) == 1, (name, out.err)
+        bag = tmp_path / f"bag{k}"
+        code = main(["record", str(bag), name, "--duration", "0.01"])
+        out = capsys.readouterr()
+        assert code in (0, 2), (name, code)
+        assert bag.exists() == (code == 0), name
+        assert "Traceback" not in out.err + out.out
+
+
+def test_start_parameters_refuse_hostile_values():
+    """The world-frame and frame-id parameters: a wrong type, length or a non-finite or absurd
+    number is a ValueError naming the parameter (the node turns it into a one-line error)."""
+    from uvms_sim.ros.node import check_parameter
+
+    for bad in ("1,2,3", [1.0, 2.0], [1.0, 2.0, 3.0, 4.0], [float("nan"), 0.0, 0.0], [1e9, 0.0, 0.0],
+                [True, 0.0, 0.0], ["a", 0.0, 0.0], 5.0, None):  # fmt: skip
+        with pytest.raises(ValueError, match="world_offset"):
+            check_parameter("world_offset", bad)
+    assert check_parameter("world_offset", [1, 2.5, -3]) == [1.0, 2.5, -3.0]
+    for name in ("world_frame", "local_position_frame_id", "local_position_child_frame_id"):
+        with pytest.raises(ValueError, match=name):
+            check_parameter(name, 3)

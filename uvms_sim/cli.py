@@ -87,7 +87,17 @@ def _number_in(lo: float, hi: float, what: str, unit: str):
 
 _positive = _number_in(0.0, 100000.0, "a rate", "Hz")
 _step = _number_in(0.0, 1.0, "a step", "s")
-_seconds = _number_in(-1e-300, 1.0e7, "a duration", "s")
+
+
+def _seconds(text: str) -> float:
+    """argparse type of a duration: a number of seconds in [0, 10^7] (0: no limit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0e7:
+        raise argparse.ArgumentTypeError(f"{text} is not a duration in [0, 1e7] s")
+    return value
 
 
 def _count(text: str) -> int:

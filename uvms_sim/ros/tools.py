@@ -71,8 +71,17 @@ def to_plain(msg, depth: int = 0):
     return msg
 
 
+class TopicNameError(ValueError):
+    """A topic name ROS does not accept."""
+
+
 def _absolute(node: Node, topic: str) -> str:
-    return node.resolve_topic_name(topic)
+    """The fully qualified name of ``topic``; TopicNameError saying why ROS refuses it."""
+    try:
+        return node.resolve_topic_name(topic)
+    except Exception as exc:  # rclpy raises its RCLError (a RuntimeError) or ValueError
+        reason = str(exc).split(", at ")[0]
+        raise TopicNameError(f"{topic[:80]!r} is not a valid topic name ({reason})") from None
 
 
 def echo(topic: str, count: int = 0, timeout: float = 10.0, out=sys.stdout) -> int:
@@ -83,7 +92,11 @@ def echo(topic: str, count: int = 0, timeout: float = 10.0, out=sys.stdout) -> i
     rclpy.init()
     node = rclpy.create_node("uvms_sim_echo")
     try:
-        name = _absolute(node, topic)
+        try:
+            name = _absolute(node, topic)
+        except TopicNameError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         type_name = wait_for_type(node, name, timeout)
         if type_name is None:
             print(f"error: no publisher of {name} within {timeout:g} s", file=sys.stderr)
@@ -142,10 +155,16 @@ def record(
         node.set_parameters([rclpy.parameter.Parameter("use_sim_time", value=True)])
     counts: dict[str, int] = {}
     skipped: dict[str, str] = {}
+    try:
+        wanted = {_absolute(node, t) for t in topics}
+    except TopicNameError as exc:  # before a bag is created
+        print(f"error: {exc}", file=sys.stderr)
+        node.destroy_node()
+        rclpy.try_shutdown()
+        return 2
     writer = Writer(path, version=9, storage_plugin=plugin)
     writer.open()
     try:
-        wanted = {_absolute(node, t) for t in topics}
 
         def subscribe_new() -> None:
             for name, types in node.get_topic_names_and_types():
