@@ -137,18 +137,43 @@ def _alpha(cutoff_hz: float, dt: float) -> float:
     return dt / (dt + rc)
 
 
+def input_vel_accel(
+    p: AltHoldParams,
+    target: tuple[float, float, float],
+    rate: float,
+    dt: float,
+    limit: float = 0.0,
+    pos_error: float = 0.0,
+    vel_error: float = 0.0,
+) -> tuple[float, float, float]:
+    """``input_vel_accel_U_m``: the desired (position, velocity, acceleration) moved on by
+    ``dt`` (``update_pos_vel_accel``: not further in a direction in which the motors are
+    saturated, ``limit`` = +1 or -1, while the position or velocity error points that way),
+    then the acceleration shaped towards the climb ``rate`` at PILOT_ACCEL_Z and the jerk
+    limit, both raised while the velocity is beyond the pilot speeds."""
+    pos, vel, accel = target
+    delta = vel * dt + accel * 0.5 * dt * dt
+    if not (delta * limit > 0.0 and pos_error * limit > 0.0):
+        pos += delta
+    dv = accel * dt
+    if dv * limit > 0.0 and vel_error * limit > 0.0:  # update_vel_accel
+        reach = abs(vel) if vel * limit < 0.0 else 0.0
+        dv = min(max(dv, -reach), reach)
+    vel += dv
+    speed_max = p.speed_down if vel < 0.0 else p.pilot_speed_up
+    over = 2.0 * abs(vel) / speed_max if abs(vel) > speed_max else 1.0  # calculate_overspeed_gain
+    return pos, vel, _shape_vel_accel(rate, vel, accel, p.pilot_accel_z * over, p.jerk_max * over, dt)
+
+
 def stopping_distance(params: AltHoldParams, speed: float, dt: float = 0.0025) -> float:
     """How far the shaped target moves on after the stick is released at a steady ``speed``
-    (m/s, either sign; the answer has its sign): the shaping alone, integrated with ``dt``."""
-    vel, accel, pos = speed, 0.0, 0.0
-    jerk = params.jerk_max
+    (m/s, either sign; the answer has its sign): ``input_vel_accel`` alone, stepped by ``dt``."""
+    target = (0.0, speed, 0.0)
     for _ in range(int(60.0 / dt)):
-        pos += vel * dt + accel * 0.5 * dt * dt
-        vel += accel * dt
-        accel = _shape_vel_accel(0.0, vel, accel, params.pilot_accel_z, jerk, dt)
-        if abs(vel) < 1e-6 and abs(accel) < 1e-6:
+        target = input_vel_accel(params, target, 0.0, dt)
+        if abs(target[1]) < 1e-6 and abs(target[2]) < 1e-6:
             break
-    return pos
+    return target[0]
 
 
 def _shape_vel_accel(
@@ -160,7 +185,6 @@ def _shape_vel_accel(
     error = vel_input - vel
     kpa = jerk / accel_max if error > 0.0 else jerk / -accel_min
     target = min(max(sqrt_controller(error, kpa, jerk, dt), accel_min), accel_max)
-    target = min(max(target, accel_min), accel_max)  # limit_total_accel
     return accel + min(max(target - accel, -jerk * dt), jerk * dt)
 
 
@@ -194,19 +218,14 @@ class AltHold:
         rate = climb_rate(p, pwm)
         if abs(rate) < 0.0005 and z > p.surface_depth:  # at the surface, stick neutral
             self.pos_desired = min(self.pos_desired, p.surface_depth)
-        # input_vel_accel_U_m: move the desired state on unless the motors are saturated
-        delta = self.vel_desired * dt + self.accel_desired * 0.5 * dt * dt
-        if not (delta * self.limit > 0.0 and self.p_error * self.limit > 0.0):
-            self.pos_desired += delta
-        dv = self.accel_desired * dt
-        if dv * self.limit > 0.0 and self.vel_error * self.limit > 0.0:  # update_vel_accel
-            reach = abs(self.vel_desired) if self.vel_desired * self.limit < 0.0 else 0.0
-            dv = min(max(dv, -reach), reach)
-        self.vel_desired += dv
-        speed_max = p.speed_down if self.vel_desired < 0.0 else p.pilot_speed_up
-        over = max(1.0, 2.0 * abs(self.vel_desired) / speed_max) if abs(self.vel_desired) > speed_max else 1.0
-        self.accel_desired = _shape_vel_accel(
-            rate, self.vel_desired, self.accel_desired, p.pilot_accel_z * over, p.jerk_max * over, dt
+        self.pos_desired, self.vel_desired, self.accel_desired = input_vel_accel(
+            p,
+            (self.pos_desired, self.vel_desired, self.accel_desired),
+            rate,
+            dt,
+            self.limit,
+            self.p_error,
+            self.vel_error,
         )
         # position P, its error kept where its output is within the speeds and PILOT_ACCEL_Z
         err_min = inv_sqrt_controller(-p.speed_down, p.pos_p, p.pilot_accel_z)

@@ -206,12 +206,8 @@ def record(
         rclpy.try_shutdown()
     for name, reason in sorted(skipped.items()):
         print(f"  not recorded: {name}: {reason}", file=out)
-    for name in missing_topics(wanted, counts):
+    for name in sorted(wanted - set(counts)):
         print(f"  not recorded: {name}: no publisher seen", file=out)
     total = sum(counts.values())
     print(f"wrote {output}: {total} messages on {len(counts)} topics", file=out)
     return 0
-
-
-def missing_topics(wanted: set[str], counts: dict[str, int]) -> list[str]:
-    return sorted(wanted - set(counts))
