@@ -70,16 +70,33 @@ def run_sitl(description: str, bind: str, port: int, peer_timeout: float = 2.0) 
     return 0
 
 
-def _number_in(lo: float, hi: float, what: str, unit: str):
-    """An argparse type: a number in (lo, hi] (NaN and infinities are not)."""
+def _number_in(lo: float, hi: float, what: str, unit: str, closed: bool = False):
+    """An argparse type: a number in (lo, hi], or [lo, hi] when ``closed`` (NaN and infinities
+    are not)."""
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not lo < value <= hi:
-            raise argparse.ArgumentTypeError(f"{text} is not {what} in ({lo:g}, {hi:g}] {unit}")
+        if not (lo <= value <= hi if closed else lo < value <= hi):
+            bracket = "[" if closed else "("
+            raise argparse.ArgumentTypeError(f"{text} is not {what} in {bracket}{lo:g}, {hi:g}] {unit}")
+        return value
+
+    return parse
+
+
+def _integer_in(lo: int, hi: int, what: str):
+    """An argparse type: an integer in [lo, hi]."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer {what}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{value} is not in {lo}-{hi}")
         return value
 
     return parse
@@ -87,28 +104,9 @@ def _number_in(lo: float, hi: float, what: str, unit: str):
 
 _positive = _number_in(0.0, 100000.0, "a rate", "Hz")
 _step = _number_in(0.0, 1.0, "a step", "s")
-
-
-def _seconds(text: str) -> float:
-    """argparse type of a duration: a number of seconds in [0, 10^7] (0: no limit)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0e7:
-        raise argparse.ArgumentTypeError(f"{text} is not a duration in [0, 1e7] s")
-    return value
-
-
-def _count(text: str) -> int:
-    """argparse type of a message count: an integer 0-10^9."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if not 0 <= value <= 10**9:
-        raise argparse.ArgumentTypeError(f"{value} is not in 0-1000000000")
-    return value
+_seconds = _number_in(0.0, 1.0e7, "a duration", "s", closed=True)  # 0: no limit
+_count = _integer_in(0, 10**9, "count")
+_port = _integer_in(0, 65535, "port")
 
 
 def _axes(text: str) -> str:
@@ -118,17 +116,6 @@ def _axes(text: str) -> str:
     if bad or not text:
         raise argparse.ArgumentTypeError(f"{bad or text!r}: expected some of u,v,w,p,q,r, comma separated")
     return text
-
-
-def _port(text: str) -> int:
-    """argparse type of a UDP port: an integer in 0-65535."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer port") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{value} is not in 0-65535")
-    return value
 
 
 AXIS_INDEX = {a: k for k, a in enumerate("uvwpqr")}
