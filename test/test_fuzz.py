@@ -22,6 +22,7 @@ os.environ.setdefault("MAVLINK20", "1")  # before pymavlink chooses its dialect
 import numpy as np
 import pytest
 import yaml
+from net_helpers import free_udp_port
 from pymavlink import mavutil
 
 from uvms_sim.hil.mavlink_hil import MavlinkHil
@@ -171,10 +172,7 @@ def test_mavlink_hil_survives_random_bytes_and_random_messages():
     """Random bytes and well-formed actuator messages with random fields (NaN, huge, negative
     PWM) on the HIL link: the bridge keeps stepping, the state stays finite, the PWM stays in
     range."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    port = free_udp_port()
     bridge = MavlinkHil(
         Simulator.from_system(load(CONFIG / "bluerov2_heavy.yaml")), f"udpin:127.0.0.1:{port}"
     )

@@ -10,6 +10,7 @@ os.environ.setdefault("MAVLINK20", "1")
 
 import numpy as np
 import pytest
+from net_helpers import free_udp_port
 from pymavlink import mavutil
 
 from uvms_sim.hil.mavlink_hil import MavlinkHil
@@ -19,17 +20,9 @@ from uvms_sim.simulator import Simulator
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 
 
-def free_port() -> int:
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 @pytest.fixture
 def pair():
-    port = free_port()
+    port = free_udp_port()
     bridge = MavlinkHil(
         Simulator.from_system(load(CONFIG / "bluerov2_heavy.yaml")), f"udpin:127.0.0.1:{port}"
     )
@@ -124,7 +117,7 @@ def test_only_the_first_autopilot_flies_and_out_of_range_controls_are_clipped(pa
     far = replace(veh, thrusters=(*veh.thrusters[:-1], replace(veh.thrusters[-1], motor=20)))
     with caplog.at_level(logging.WARNING, logger="uvms_sim"):
         other = MavlinkHil(
-            Simulator.from_system(replace(system, vehicles=(far,))), f"udpin:127.0.0.1:{free_port()}"
+            Simulator.from_system(replace(system, vehicles=(far,))), f"udpin:127.0.0.1:{free_udp_port()}"
         )
     assert any("motors [20]" in r.getMessage() for r in caplog.records)
     assert 20 not in other.motors

@@ -229,12 +229,10 @@ def test_ros_node_runs_with_sitl():
     """The simulator node with sitl_port: SITL frames step the physics while the node publishes
     odometry of the same vehicle (ENU: the vertical thrusters pushing down lower odom z)."""
     from nav_msgs.msg import Odometry
+    from net_helpers import free_udp_port
     from ros_helpers import simulator, spin_until
 
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
+    port = free_udp_port()
     with simulator(description="bluerov2_heavy", sitl_port=port) as (sim, user, executor):
         assert sim.sitl is not None and sim.vehicles[0].shim is None
         assert f"(8 thrusters, ArduSub SITL on 127.0.0.1:{port})" in sim.summary()
