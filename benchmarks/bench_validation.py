@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 from uvms_sim.model import load
-from uvms_sim.replay.windows import format_summary, read_run, summary, validate, with_reversed_motors
+from uvms_sim.replay.sources import read_run
+from uvms_sim.replay.windows import format_summary, summary, validate, with_reversed_motors
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "real-data" / "osl_train"

@@ -394,6 +394,17 @@ def test_command_line_options_are_checked(tmp_path, capsys):
         lambda a, b: ["convert", a, str(tmp_path / "out.yaml")],
         lambda a, b: ["replay", a, "--config", b],
         lambda a, b: ["replay", str(tmp_path / "none"), "--config", "bluerov2", "--dt", a, "--axes", b],
+        lambda a, b: [
+            "replay",
+            str(tmp_path / "a.BIN"),
+            str(tmp_path / "b.tlog"),
+            "--window",
+            a,
+            "--impose",
+            b,
+        ],
+        lambda a, b: ["replay", str(tmp_path / "none.csv.gz"), "--reversed-motors", a, "--bound", b],
+        lambda a, b: ["replay", str(tmp_path / "none"), "--fit", a, "--bootstrap", b],
         lambda a, b: ["sitl", "--port", a],
         lambda a, b: ["sitl", "--bind", a, "--port", "-5"],
         lambda a, b: ["hil", "--rate", a, "--connection", b],
@@ -458,3 +469,33 @@ def test_start_parameters_refuse_hostile_values():
     for name in ("world_frame", "local_position_frame_id", "local_position_child_frame_id"):
         with pytest.raises(ValueError, match=name):
             check_parameter(name, 3)
+
+
+def test_hostile_csv_runs_are_refused_in_one_line(tmp_path):
+    """CSV runs (the tank-run form) with missing columns, text in numbers, NaN, a time column
+    that runs back, a zero quaternion, no rows, random bytes or a broken gzip: a BagError naming
+    the file, one line, never a traceback."""
+    import gzip
+
+    from uvms_sim.replay.bag import BagError
+    from uvms_sim.replay.sources import read_csv_run
+
+    head = "t,x,y,z,qw,qx,qy,qz,u,v,w,p,q,r,pwm1,pwm2"
+    good = "0,0,0,-1,1,0,0,0,0,0,0,0,0,0,1500,1500"
+    cases = {
+        "columns.csv": "x,y,z\n1,2,3\n",
+        "text.csv": f"{head}\n{good.replace('1500', 'abc', 1)}\n",
+        "nan.csv": f"{head}\n{good.replace('-1', 'nan')}\n",
+        "back.csv": f"{head}\n{good}\n{good}\n",
+        "quat.csv": f"{head}\n{good.replace(',1,0,0,0,', ',0,0,0,0,')}\n",
+        "empty.csv": f"{head}\n",
+        "nothing.csv": "",
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "random.csv").write_bytes(np.random.default_rng(3).bytes(5000))
+    (tmp_path / "broken.csv.gz").write_bytes(gzip.compress(f"{head}\n{good}\n".encode())[:30])
+    for path in sorted(tmp_path.iterdir()):
+        with pytest.raises(BagError) as err:
+            read_csv_run(path)
+        assert str(path) in str(err.value) and "\n" not in str(err.value), (path, err.value)

@@ -18,7 +18,10 @@ forward, lateral and yaw sticks in ALT_HOLD, disarm. It compares ArduSub's attit
 from __future__ import annotations
 
 import argparse
+import glob
 import math
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -130,6 +133,16 @@ def emulated_dive(
     return stop_after_release(history, seconds)
 
 
+def keep_logs(workdir: str, target: str, history) -> None:
+    """Copy ArduSub's DataFlash logs out of its working directory and write the ground truth."""
+    for path in glob.glob(os.path.join(workdir, "logs", "*.BIN")):
+        shutil.copy(path, target)
+    rows = [np.r_[t, q, v] for t, q, v in history]
+    header = "t,n,e,d,qw,qx,qy,qz,u,v,w,p,q,r"
+    np.savetxt(os.path.join(target, "truth.csv"), np.array(rows), delimiter=",", header=header, comments="")
+    print(f"kept {', '.join(sorted(os.listdir(target)))} in {target}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ardusub", required=True, help="path of the ardusub SITL binary")
@@ -147,6 +160,12 @@ def main() -> int:
         help="the emulated depth hold to compare with: sub.parm's values (--defaults with sub.parm) "
         "or the firmware's own (--defaults without it)",
     )
+    ap.add_argument(
+        "--keep-logs",
+        help="directory to keep ArduSub's DataFlash log (.BIN), this ground station's telemetry log "
+        "(flight.tlog) and the physics' ground truth (truth.csv: t, NED position, FRD->NED quaternion, "
+        "FRD velocity) in, for trying `uvms-sim replay` on a real ArduSub's logs",
+    )
     args = ap.parse_args()
 
     physics = Physics(args.description)
@@ -159,6 +178,10 @@ def main() -> int:
     try:
         mav = mavutil.mavlink_connection("tcp:127.0.0.1:5760", source_system=255, autoreconnect=True)
         mav.wait_heartbeat(timeout=60)
+        if args.keep_logs:
+            os.makedirs(args.keep_logs, exist_ok=True)
+            mav.setup_logfile(os.path.join(args.keep_logs, "flight.tlog"))
+            mav.param_set_send("LOG_DISARMED", 1)  # the whole flight in the DataFlash log
         for msg_id in (30, 33, 74, 29):  # ATTITUDE, GLOBAL_POSITION_INT, VFR_HUD, SCALED_PRESSURE
             mav.mav.command_long_send(mav.target_system, mav.target_component,
                                       mavutil.mavlink.MAV_CMD_SET_MESSAGE_INTERVAL, 0, msg_id, 20000,
@@ -269,6 +292,8 @@ def main() -> int:
         physics.stop.set()
         physics.join(2.0)
         physics.backend.close()
+        if args.keep_logs:
+            keep_logs(workdir, args.keep_logs, physics.history)
         tail = [line for line in (out or "").splitlines() if "JSON" in line or "Failed" in line][-5:]
         if tail:
             print("ArduSub SITL said: " + " | ".join(tail))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -121,85 +122,191 @@ def _axes(text: str) -> str:
 AXIS_INDEX = {a: k for k, a in enumerate("uvwpqr")}
 
 
+def _motor_list(text: str) -> frozenset[int]:
+    """argparse type of ``--reversed-motors``: motor numbers 1-16, comma separated, or none."""
+    if text.strip().lower() == "none":
+        return frozenset()
+    try:
+        motors = frozenset(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected motor numbers, comma separated, or none"
+        ) from None
+    if not all(1 <= m <= 16 for m in motors):
+        raise argparse.ArgumentTypeError(f"{text!r}: motor numbers are 1-16")
+    return motors
+
+
+def _bound(text: str) -> tuple[str, tuple[float, float]]:
+    """argparse type of ``--bound NAME=LO:HI``."""
+    from .replay.identify import BOUNDS
+
+    name, _, span = text.partition("=")
+    lo, _, hi = span.partition(":")
+    try:
+        low, high = float(lo), float(hi)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=LO:HI") from None
+    if name not in BOUNDS:
+        raise argparse.ArgumentTypeError(f"{name!r}: bounds are set for {', '.join(BOUNDS)}")
+    if not (np.isfinite(low) and np.isfinite(high) and low <= high):
+        raise argparse.ArgumentTypeError(f"{text!r}: LO and HI must be finite, LO <= HI")
+    return name, (low, high)
+
+
+def _fit_list(text: str) -> tuple[str, ...]:
+    """argparse type of ``--fit``: some of thrust, buoyancy, lag, delay."""
+    from .replay.identify import GROUPS
+
+    items = tuple(x for x in text.split(",") if x)
+    bad = [x for x in items if x not in GROUPS or x == "damping"]
+    if bad or not items:
+        raise argparse.ArgumentTypeError(f"{bad or text!r}: expected some of thrust,buoyancy,lag,delay")
+    return items
+
+
+def _impose_list(text: str) -> tuple[str, ...]:
+    from .replay.windows import IMPOSABLE
+
+    items = tuple(x for x in text.split(",") if x)
+    if not items or any(x not in IMPOSABLE for x in items):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected some of {','.join(IMPOSABLE)}")
+    return items
+
+
 def run_replay(args) -> int:
     """``uvms-sim replay``: see ``uvms_sim.replay``."""
-    import time
     from pathlib import Path
 
-    from .replay.bag import BagError, read_bag
+    from .replay.bag import BagError
+    from .replay.report import describe
+    from .replay.sources import read_recording
 
+    def fail(message: str) -> int:
+        print(f"error: {message}", file=sys.stderr)
+        return 2
+
+    paths = args.recordings
+    identifying = bool(args.identify or args.identified_config or args.fit or args.identify_thrust)
     if args.out and Path(args.out).exists():  # checked before any work is done
-        print(f"error: --out {args.out} exists: a bag is written into a new directory", file=sys.stderr)
-        return 2
+        return fail(f"--out {args.out} exists: a bag is written into a new directory")
     if args.plot and not Path(args.plot).resolve().parent.is_dir():
-        print(f"error: --plot {args.plot}: no directory {Path(args.plot).resolve().parent}", file=sys.stderr)
-        return 2
-    try:
-        bag = read_bag(args.bag, args.command_topic, args.odometry_topic)
-    except BagError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    n_cmd, n_odo = len(bag.commands.t) + len(bag.overrides.t), len(bag.odometry.t)
-    source = "poses (velocities differentiated)" if bag.motion_source == "pose" else "odometry"
-    print(f"{args.bag}: {n_cmd} commands on {bag.command_topic}, {n_odo} {source} on {bag.odometry_topic}")
-    if bag.command_source == "rc_override":
-        states = (
-            f"{len(bag.autopilot_states.t)} on {bag.state_topic}"
-            if bag.state_topic
-            else "none: armed, MANUAL"
-        )
-        print(f"  no PWM topic: RC override flown through the emulated ArduSub (mavros State: {states})")
-    for topic, count in bag.ignored.items():
-        print(f"  not used: {count} messages on {topic}")
-    if bag.out_of_order:
-        print(f"  {bag.out_of_order} messages with out-of-order stamps (sorted before use)")
-    print(f"  largest gap between commands: {bag.largest_gap:.3f} s")
+        return fail(f"--plot {args.plot}: no directory {Path(args.plot).resolve().parent}")
+    if len(paths) > 1 and (args.live or args.out or args.plot):
+        return fail("--live, --out and --plot take one recording")
+    if len(paths) > 1 and not (args.window or identifying):
+        return fail("several recordings are compared with --window or fitted with --identify/--fit")
+    bags = []
+    for path in paths:
+        try:
+            bag = read_recording(path, args.command_topic, args.odometry_topic)
+        except BagError as exc:
+            return fail(str(exc))
+        if args.reversed_motors is not None:
+            bag.reversed_motors = args.reversed_motors
+        bags.append(bag)
     if args.live:
+        for line in describe(paths[0], bags[0]):
+            print(line)
         from .ros.bag_player import play
 
-        return play(bag)
+        return play(bags[0])
     if not args.config:
-        print("error: replay needs --config (the system description) unless it is --live", file=sys.stderr)
-        return 2
+        return fail("replay needs --config (the system description) unless it is --live")
     system = load(resolve(args.config))
+    motors = {t.motor for t in system.thrusters if t.motor is not None}
+    for path, bag in zip(paths, bags, strict=True):
+        for line in describe(path, bag, motors):
+            print(line)
+    names = [Path(p).name.split(".")[0] for p in paths]
+    if len(paths) == 1 and (not args.window or args.out or args.plot):
+        _whole_replay(args, system, bags[0])
+    if args.window:
+        from .replay.windows import format_summary, run_from_recording, summary, validate
+
+        try:
+            runs = [run_from_recording(n, b) for n, b in zip(names, bags, strict=True)]
+        except ValueError as exc:
+            return fail(str(exc))
+        results = validate(system, runs, args.window, args.dt, args.impose)
+        imposed = f", imposing the measured {' and '.join(args.impose)}" if args.impose else ""
+        print(f"windowed validation, {args.window:g} s windows from the measured state{imposed}:")
+        print("  " + format_summary(summary(results)))
+    if identifying:
+        return _identify(args, system, bags, names)
+    return 0
+
+
+def _whole_replay(args, system, bag) -> None:
+    """The whole recording replayed open loop from its first measured state."""
+    import time
+
     from .replay.compare import compare
     from .replay.report import format_table, plot
     from .replay.run import replay, write_prediction
+    from .replay.windows import with_reversed_motors
 
+    if bag.reversed_motors is not None:
+        system = with_reversed_motors(system, bag.reversed_motors)
+    n_cmd, n_odo = len(bag.commands.t) + len(bag.overrides.t), len(bag.odometry.t)
     wall = time.monotonic()
-    configurations: list = []
+    configurations: list | None = [] if args.out else None  # the joints' motion, for the output bag only
     t, predicted = replay(system, bag, dt=args.dt, progress=True, configurations=configurations)
     wall = time.monotonic() - wall
     span = t[-1] - t[0] if len(t) > 1 else 0.0
-    print(f"replayed {span:.1f} s of bag in {wall:.1f} s ({span / max(wall, 1e-9):.1f}x real time, "
+    print(f"replayed {span:.1f} s of recording in {wall:.1f} s ({span / max(wall, 1e-9):.1f}x real time, "
           f"{(n_cmd + n_odo) / max(wall, 1e-9):.0f} messages/s)")  # fmt: skip
     measured = bag.odometry.arrays()[1] if n_odo else None
     if measured is not None:
         print(format_table(compare(t, predicted, measured)))
     if args.out:
-        write_prediction(args.out, bag, t, predicted, args.storage, system, configurations)
+        write_prediction(args.out, bag, t, predicted, args.storage, system, configurations or [])
         print(f"wrote {args.out}")
     if args.plot:
         print(f"wrote {plot(args.plot, t, predicted, measured)}")
-    if args.identify or args.identified_config:
-        from .model.export import save_yaml
-        from .replay.identify import apply_identified, identify, overlay_yaml
 
-        if not n_odo:
-            print("error: identification needs the measured motion (odometry or poses)", file=sys.stderr)
-            return 2
-        axes = [AXIS_INDEX[a] for a in args.axes.split(",")]
-        fitted = identify(system, bag, axes=axes, thrust=args.identify_thrust)
-        print("identified (value +- standard error):")
-        for name, (value, se) in fitted.items():
-            print(f"  {name:20s} = {value:9.4f} +- {se:.4f}")
-        if args.identify:
-            with open(args.identify, "w") as f:
-                f.write(overlay_yaml(system, fitted))
-            print(f"wrote {args.identify}")
-        if args.identified_config:
-            save_yaml(apply_identified(system, fitted), args.identified_config, f"identified from {args.bag}")
-            print(f"wrote {args.identified_config}")
+
+def _identify(args, system, bags, names) -> int:
+    from .model.export import save_yaml
+    from .replay.heldout import held_out
+    from .replay.identify import apply_identified, identify, overlay_yaml
+    from .replay.report import format_identification
+    from .replay.windows import format_summary
+
+    if any(not b.odometry.t for b in bags):
+        print(
+            "error: identification needs the measured motion (odometry, poses or an estimate)",
+            file=sys.stderr,
+        )
+        return 2
+    fit = set(args.fit or ()) | ({"thrust"} if args.identify_thrust else set())
+    options: dict[str, Any] = dict(
+        axes=[AXIS_INDEX[a] for a in args.axes.split(",")],
+        thrust="thrust" in fit,
+        buoyancy="buoyancy" in fit,
+        lag="lag" in fit,
+        delay="delay" in fit,
+        bounds=dict(args.bound or ()),
+    )
+    try:
+        fitted = identify(system, bags, bootstrap=args.bootstrap, names=names, **options)
+        print(format_identification(fitted, f"identified from {len(bags)} recording(s)"))
+        check = held_out(system, bags, names, args.window or 12.0, args.impose, **options)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"held-out windowed error ({check.how}):")
+    print("  original: " + format_summary(check.original))
+    print("  fitted:   " + format_summary(check.fitted))
+    if args.identify:
+        with open(args.identify, "w") as f:
+            f.write(overlay_yaml(system, fitted))
+        print(f"wrote {args.identify}")
+    if args.identified_config:
+        save_yaml(
+            apply_identified(system, fitted), args.identified_config, f"identified from {', '.join(names)}"
+        )
+        print(f"wrote {args.identified_config}")
     return 0
 
 
@@ -234,9 +341,17 @@ def main(argv: list[str] | None = None) -> int:
     hil.add_argument("--connection", default="udpin:127.0.0.1:14560", help="pymavlink connection string")
     hil.add_argument("--rate", type=_positive, default=250.0, help="steps per second (default 250)")
     rep = sub.add_parser(
-        "replay", help="run the model on a bag's thruster commands and compare with its odometry"
+        "replay",
+        help="run the model on recorded thruster commands (rosbags, ArduSub .BIN/.tlog logs, CSV runs) and "
+        "compare with the recorded motion",
     )
-    rep.add_argument("bag")
+    rep.add_argument(
+        "recordings",
+        nargs="+",
+        metavar="RECORDING",
+        help="ROS 2 bag directory, .db3/.mcap, ROS 1 .bag, ArduSub DataFlash .BIN, telemetry .tlog, "
+        "or CSV run",
+    )
     rep.add_argument("--config", help="the system description (file or shipped name); not needed with --live")
     rep.add_argument("--out", help="write an output bag with /predicted/odom and /recorded/odom")
     rep.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3")
@@ -244,16 +359,54 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--command-topic")
     rep.add_argument("--odometry-topic")
     rep.add_argument("--dt", type=_step, default=0.005, help="integration step, s (default 0.005)")
+    rep.add_argument(
+        "--window",
+        type=_number_in(0.0, 3600.0, "a window", "s"),
+        help="replay every window of this many seconds from the measured state and compare with the "
+        "constant- and zero-velocity baselines (windowed validation)",
+    )
+    rep.add_argument(
+        "--impose",
+        type=_impose_list,
+        default=(),
+        help="with --window: measured attitude and/or depth replace the model's at every sample "
+        "(attitude,depth; the autopilot's stabilisation was in the loop)",
+    )
+    rep.add_argument(
+        "--reversed-motors",
+        type=_motor_list,
+        help="motors mounted reversed on the recording vehicle (MOT_n_DIRECTION = -1), e.g. 1,2,5,8 or none; "
+        "default: from an ArduSub log's parameters, else as the description declares",
+    )
     rep.add_argument("--identify", help="fit the damping and write a YAML overlay (hull hydrodynamics) here")
     rep.add_argument("--identified-config", help="fit and write the whole description with the fitted values")
     rep.add_argument("--identify-thrust", action="store_true", help="also fit forward/reverse thrust scales")
+    rep.add_argument(
+        "--fit",
+        type=_fit_list,
+        help="also fit some of thrust,buoyancy,lag,delay (thrust scales, net buoyancy, thruster time "
+        "constant, "
+        "command delay); prints the fit and its held-out error",
+    )
+    rep.add_argument(
+        "--bound",
+        type=_bound,
+        action="append",
+        help="bounds of a fitted parameter, NAME=LO:HI (e.g. thrust_forward_scale=0.7:1.2); repeatable",
+    )
+    rep.add_argument(
+        "--bootstrap",
+        type=_integer_in(0, 10000, "count"),
+        default=100,
+        help="bootstrap resamples for the standard errors (default 100; 0: formal errors only)",
+    )
     rep.add_argument(
         "--axes", type=_axes, default="u,v,w,r", help="damping axes to fit, of u,v,w,p,q,r (default u,v,w,r)"
     )
     rep.add_argument(
         "--live",
         action="store_true",
-        help="publish the bag's commands and /clock into a running simulator node",
+        help="publish the recording's commands and /clock into a running simulator node",
     )
     sub.add_parser("demo", help="run the ROS 2 demo (python -m uvms_sim.demo; --help for its options)")
     show = sub.add_parser("echo", help="print a topic's messages (as ros2 topic echo)")

@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, solve_triangular
 from transforms3d.quaternions import mat2quat, qinverse, qmult
 
 from ..hydro.environment import Environment
@@ -108,6 +107,8 @@ def constraint_equations(
 
 def udwadia_kalaba(M: Array, qdd_u: Array, A: Array, b: Array, rcond: float = 1e-10) -> Array:
     """``q̈ = q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u)`` with ``M = L Lᵀ`` (Nielsen et al. 2018 eq. 20)."""
+    from scipy.linalg import cho_factor, solve_triangular  # here: 27 MB that unconnected systems never need
+
     L, _ = cho_factor(M, lower=True)
     L = np.tril(L)
     G = solve_triangular(L, A.T, lower=True).T  # A L⁻ᵀ

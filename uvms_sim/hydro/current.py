@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.interpolate import PchipInterpolator
 
 from ..spatial import Array
 
@@ -67,6 +66,8 @@ class TabulatedCurrent:
             raise ValueError("times must be strictly increasing")
         self.times = t
         self.velocities = v
+        from scipy.interpolate import PchipInterpolator  # only where a profile is used: a heavy import
+
         self._v = PchipInterpolator(t, v, axis=0)
         self._a = self._v.derivative()
 

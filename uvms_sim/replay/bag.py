@@ -12,7 +12,7 @@ reported.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,31 @@ MAX_MOTION = 1.0e6  # m, m/s, rad/s: odometry beyond this is a corrupt message
 
 class BagError(ValueError):
     """A bag that cannot be used: the path and what is wrong."""
+
+
+def time_slice(bag: BagContents, t0: float, t1: float) -> BagContents:
+    """The part of a recording with ``t0 <= t < t1`` (the last command before ``t0`` kept, as
+    it still holds), for fitting on one part and validating on another."""
+
+    def cut(series: Series, hold: bool = False) -> Series:
+        t = np.asarray(series.t)
+        keep = (t >= t0) & (t < t1)
+        if hold and np.any(t < t0):
+            keep[np.flatnonzero(t < t0)[-1]] = True
+        return Series(
+            [series.t[k] for k in np.flatnonzero(keep)], [series.values[k] for k in np.flatnonzero(keep)]
+        )
+
+    return replace(
+        bag,
+        commands=cut(bag.commands, hold=True),
+        odometry=cut(bag.odometry),
+        joints=cut(bag.joints, hold=True),
+        overrides=cut(bag.overrides, hold=True),
+        autopilot_states=cut(bag.autopilot_states, hold=True),
+        imu=cut(bag.imu),
+        battery=cut(bag.battery),
+    )
 
 
 def typestore():
@@ -86,6 +111,15 @@ class BagContents:
     overrides: Series = field(default_factory=Series)  # OverrideRCIn channels (when no PWM topic)
     autopilot_states: Series = field(default_factory=Series)  # (armed, mode) from mavros State
     state_topic: str | None = None
+    # from an autopilot's own log (``ardupilot_log``); a bag leaves them empty
+    imu: Series = field(default_factory=Series)  # gyro (rad/s) and accelerometer (m/s^2), FRD
+    battery: Series = field(default_factory=Series)  # supply voltage, V
+    parameters: dict[str, float] = field(default_factory=dict)
+    reversed_motors: frozenset[int] | None = None  # MOT_n_DIRECTION = -1; None: not recorded
+    frame: str | None = None  # the autopilot's frame (FRAME_CONFIG)
+    horizontal: bool = True  # the horizontal velocity is measured (not only an estimate's guess)
+    format: str = "rosbag"
+    notes: list[str] = field(default_factory=list)  # what the reader noticed, for the report
 
 
 def read_bag(
@@ -150,72 +184,54 @@ def read_bag(
                 ),
                 None,
             )
-        joints = Series()
-        commands, odometry, states = Series(), Series(), Series()
-        rejected: Counter = Counter()
+        used = (command_topic, odometry_topic, joint_topic, state_topic)
+        # unused topics (camera frames) are counted from the bag's index and never read; the
+        # used ones are decoded one message at a time: memory is what the used topics hold
         ignored: dict[str, int] = {}
-        out_of_order = 0
-        start = reader.start_time
-        last_t: dict[str, float] = {}
+        for c in conns:
+            if c.topic not in used:
+                ignored[c.topic] = ignored.get(c.topic, 0) + int(c.msgcount)
+        decoded: list[tuple[int, str | None, object]] = []  # (stamp, topic, values)
+        rejected: Counter = Counter()
         try:
-            messages = list(reader.messages())
+            for conn, stamp, raw in reader.messages(connections=[c for c in conns if c.topic in used]):
+                try:
+                    msg: Any = reader.deserialize(raw, conn.msgtype)  # a message of conn.msgtype
+                except Exception:  # rosbags raises several kinds on a corrupt payload
+                    rejected["undecodable"] += 1
+                    continue
+                decoded.append(
+                    (stamp, conn.topic, _values(msg, conn, joint_topic, state_topic, command_topic))
+                )
         except Exception as exc:
             raise BagError(f"{path}: cannot read the messages: {exc}") from None
-        used = (command_topic, odometry_topic, joint_topic, state_topic)
-        stamps = np.array([stamp for conn, stamp, _ in messages if conn.topic in used], dtype=np.int64)
+        joints, commands, odometry, states = Series(), Series(), Series(), Series()
+        out_of_order = 0
+        start = reader.start_time
+        stamps = np.array([stamp for stamp, _, _ in decoded], dtype=np.int64)
         median = 0
         if len(stamps):  # time runs from the first plausible stamp: one message stamped near the
             median = int(np.median(stamps))  # epoch (an unset clock) must not stretch the bag by decades
             start = int(stamps[np.abs(stamps - median) <= MAX_SPAN_NS].min())
-        for conn, stamp, raw in messages:
-            t = (stamp - start) * 1e-9
-            if conn.topic not in used:
-                ignored[conn.topic] = ignored.get(conn.topic, 0) + 1
-                continue
+        last_t: dict[str | None, float] = {}
+        targets = {joint_topic: joints, state_topic: states, command_topic: commands}
+        for stamp, topic, values in decoded:
             if abs(stamp - median) > MAX_SPAN_NS:
                 rejected["stamped more than a day away from the rest"] += 1
                 continue
-            if t < last_t.get(conn.topic, -np.inf):
+            t = (stamp - start) * 1e-9
+            if t < last_t.get(topic, -np.inf):
                 out_of_order += 1
-            last_t[conn.topic] = t
-            try:
-                msg: Any = reader.deserialize(raw, conn.msgtype)  # a message of conn.msgtype
-            except Exception:  # rosbags raises several kinds on a corrupt payload
-                rejected["undecodable"] += 1
+            last_t[topic] = t
+            if values is None:
+                ignored[str(topic)] = ignored.get(str(topic), 0) + 1
                 continue
-            if conn.topic == joint_topic:
-                if len(msg.effort) == len(msg.name) and np.all(
-                    np.isfinite(np.asarray(msg.effort, dtype=float))
-                ):
-                    joints.t.append(t)
-                    joints.values.append(dict(zip(msg.name, (float(e) for e in msg.effort), strict=True)))
-                else:
-                    ignored[conn.topic] = ignored.get(conn.topic, 0) + 1
+            if isinstance(values, str):
+                rejected[values] += 1
                 continue
-            if conn.topic == state_topic:
-                states.t.append(t)
-                states.values.append((bool(msg.armed), str(msg.mode)))
-                continue
-            if conn.topic == command_topic:
-                values = msg.data if conn.msgtype == "std_msgs/msg/UInt16MultiArray" else msg.channels
-                commands.t.append(t)
-                commands.values.append(np.asarray(values, dtype=float))
-                continue
-            if conn.msgtype == POSE_TYPE:
-                p, o = msg.pose.position, msg.pose.orientation
-                row = [p.x, p.y, p.z, o.w, o.x, o.y, o.z] + [0.0] * 6
-            else:
-                p, o = msg.pose.pose.position, msg.pose.pose.orientation
-                tw = msg.twist.twist
-                row = [p.x, p.y, p.z, o.w, o.x, o.y, o.z, tw.linear.x, tw.linear.y, tw.linear.z,
-                       tw.angular.x, tw.angular.y, tw.angular.z]  # fmt: skip
-            arr = np.asarray(row, dtype=float)
-            if not (np.all(np.abs(arr) <= MAX_MOTION) and np.linalg.norm(arr[3:7]) > 0.5):
-                rejected["motion with NaN, a value beyond 1e6 or no unit quaternion"] += 1
-                continue
-            arr[3:7] /= np.linalg.norm(arr[3:7])
-            odometry.t.append(t)
-            odometry.values.append(list(arr))
+            series = targets.get(topic, odometry)
+            series.t.append(t)
+            series.values.append(values)
     finally:
         reader.close()
     for why, n in rejected.items():
@@ -255,6 +271,35 @@ def read_bag(
         states,
         state_topic,
     )
+
+
+def _values(msg: Any, conn, joint_topic, state_topic, command_topic):
+    """What ``read_bag`` keeps of one message: joint efforts by name, (armed, mode), the
+    command channels or an odometry row; None for a message that is counted as not used, a
+    string saying why for one that is rejected."""
+    if conn.topic == joint_topic:
+        efforts = np.asarray(msg.effort, dtype=float)
+        if len(efforts) == len(msg.name) and np.all(np.isfinite(efforts)):
+            return dict(zip(msg.name, (float(e) for e in efforts), strict=True))
+        return None
+    if conn.topic == state_topic:
+        return (bool(msg.armed), str(msg.mode))
+    if conn.topic == command_topic:
+        values = msg.data if conn.msgtype == "std_msgs/msg/UInt16MultiArray" else msg.channels
+        return np.asarray(values, dtype=float)
+    if conn.msgtype == POSE_TYPE:
+        p, o = msg.pose.position, msg.pose.orientation
+        row = [p.x, p.y, p.z, o.w, o.x, o.y, o.z] + [0.0] * 6
+    else:
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        tw = msg.twist.twist
+        row = [p.x, p.y, p.z, o.w, o.x, o.y, o.z, tw.linear.x, tw.linear.y, tw.linear.z,
+               tw.angular.x, tw.angular.y, tw.angular.z]  # fmt: skip
+    arr = np.asarray(row, dtype=float)
+    if not (np.all(np.abs(arr) <= MAX_MOTION) and np.linalg.norm(arr[3:7]) > 0.5):
+        return "motion with NaN, a value beyond 1e6 or no unit quaternion"
+    arr[3:7] /= np.linalg.norm(arr[3:7])
+    return arr
 
 
 def velocities_from_poses(t: np.ndarray, poses: np.ndarray, span: float = 0.25) -> np.ndarray:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from scipy.stats import pearsonr
 
 
 def rmse(a: np.ndarray, b: np.ndarray) -> float:
@@ -27,34 +26,39 @@ def dtw_distance(a: np.ndarray, b: np.ndarray, window: int | None = None) -> flo
 
 @njit(cache=True)
 def _dtw(a, b, w):
-    """The DTW recursion (compiled: its loop over the band is the cost of ``compare``)."""
+    """The DTW recursion (compiled: its loop over the band is the cost of ``compare``), on two
+    rolling rows of the cost and step-count tables: memory O(m), not O(n m)."""
     n, m = a.shape[0], b.shape[0]
-    cost = np.full((n + 1, m + 1), np.inf)
-    steps = np.zeros((n + 1, m + 1))
-    cost[0, 0] = 0.0
+    cost, steps = np.full(m + 1, np.inf), np.zeros(m + 1)  # row i - 1
+    new_cost, new_steps = np.full(m + 1, np.inf), np.zeros(m + 1)  # row i
+    cost[0] = 0.0
     for i in range(1, n + 1):
+        new_cost[:] = np.inf
+        new_steps[:] = 0.0
         for j in range(max(1, i - w), min(m, i + w) + 1):
             d = 0.0
             for k in range(a.shape[1]):
                 d += (b[j - 1, k] - a[i - 1, k]) ** 2
             d = np.sqrt(d)
-            diag, up, left = cost[i - 1, j - 1], cost[i - 1, j], cost[i, j - 1]
+            diag, up, left = cost[j - 1], cost[j], new_cost[j - 1]
             if diag <= up and diag <= left:
-                best, prev = diag, steps[i - 1, j - 1]
+                best, prev = diag, steps[j - 1]
             elif up <= left:
-                best, prev = up, steps[i - 1, j]
+                best, prev = up, steps[j]
             else:
-                best, prev = left, steps[i, j - 1]
-            cost[i, j] = best + d
-            steps[i, j] = prev + 1.0
-    return cost[n, m] / steps[n, m]
+                best, prev = left, new_steps[j - 1]
+            new_cost[j] = best + d
+            new_steps[j] = prev + 1.0
+        cost, new_cost = new_cost, cost
+        steps, new_steps = new_steps, steps
+    return cost[m] / steps[m]
 
 
 def pearson(a: np.ndarray, b: np.ndarray) -> float:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]) or np.std(a) == 0.0 or np.std(b) == 0.0:
         return float("nan")  # R is undefined for a constant series
-    return float(pearsonr(a, b).statistic)
+    return float(np.corrcoef(a, b)[0, 1])  # numpy's: scipy.stats costs 70 MB of imports per replay
 
 
 DTW_SAMPLES = 1000  # longer series are resampled for DTW (its cost grows with length x band)

@@ -1,10 +1,12 @@
-"""Damping and thrust identification from a bag (integral equation error, linear least squares).
+"""Damping, thrust, buoyancy, thruster lag and command delay identified from one or several
+recordings (integral equation error, bounded linear least squares profiled over the lag and
+the delay), with standard errors checked against the spread over runs.
 
 Equations of motion of the vehicle's floating base (McMillan et al. 1996 eq. 2 with the hydrodynamic
 inertia; Fossen's model when the vehicle is one body), with the joints of any arm held at their
 initial positions:
 
-    M ν̇ + h(q, ν) + Gᵀ(D ν_b + d ∘ |ν_b| ν_b) = k_F f_F(t) + k_R f_R(t) + k_ν f_ν(t)
+    M ν̇ + h(q, ν) + Gᵀ(D ν_b + d ∘ |ν_b| ν_b) = k_F f_F(t) + k_R f_R(t) + k_ν f_ν(t) + ΔB f_B(q)
 
 ``M`` is the base block of the joint-space inertia (rigid body and added mass, CRBA); ``h`` the
 inverse dynamics at zero acceleration of the model with the identified damping removed
@@ -12,43 +14,75 @@ inverse dynamics at zero acceleration of the model with the identified damping r
 velocity of the hull body (the first body with mass; the base itself for a YAML description,
 ``base_link`` under a URDF's ``base_link_frd``) and ``G`` its constant motion transform from the
 base. ``f_F``, ``f_R`` and ``f_ν`` are the thrust wrenches of the three terms of Nielsen et al. 2018
-eq. 12 from the bag's PWM: forward bollard ``T_nn⁺|n|n``, reverse bollard ``T_nn⁻|n|n`` and
-advance ``T_nu|n|u_a``; ``k_F``, ``k_R``, ``k_ν`` scale them (1 = as described).
+eq. 12 from the recorded PWM: forward bollard ``T_nn⁺|n|n``, reverse bollard ``T_nn⁻|n|n`` and
+advance ``T_nu|n|u_a``; ``k_F``, ``k_R``, ``k_ν`` scale them (1 = as described). ``f_B`` is the
+wrench of a unit upward force at the centre of buoyancy, and ``ΔB`` (N) the net buoyancy the
+description is missing. The shaft speed ``n`` follows the command delayed by ``τ_d`` through a
+first-order lag of time constant ``τ`` (``ThrusterModel.time_constant``).
 
 Integrated over windows of the measured samples the derivative of the noisy velocity
 disappears (the integral form of the equation error; no differentiation of the data):
 
-    Σ M (ν_{k+1} - ν_k) + ∫h = Σ k ∫f - Σ_i Gᵀe_i (D_ii ∫ν_b,i + d_i ∫|ν_b,i| ν_b,i)
+    Σ M (ν_{k+1} - ν_k) + ∫h = Σ k ∫f + ΔB ∫f_B - Σ_i Gᵀe_i (D_ii ∫ν_b,i + d_i ∫|ν_b,i| ν_b,i)
 
-Velocities are interpolated linearly between samples; the thrust integrals are split at the
-command changes (each command held until the next, as the replay holds it). The result is
-linear in ``θ = (D_ii, d_i for each axis[, k_F, k_R, k_ν])``; ``scipy.optimize.lsq_linear`` fits it
-with ``θ >= 0``, each equation row weighted by the inverse RMS of its residuals in a first fit,
-and the standard errors are ``s² (AᵀWA)⁻¹`` over non-overlapping windows. Without ``thrust``
-the thrust is taken as described (``k = 1``). Assumes no water current and a static thrust map
-(the spin-up lag is not identified).
+Velocities are interpolated linearly between samples; the thrust is integrated on a 2 ms grid
+(the lag is exact for commands held between grid points). For a given ``(τ, τ_d)`` the
+equation is linear in ``θ`` (damping ``D_ii, d_i >= 0`` on each axis, and what else is asked:
+the thrust scales, ``ΔB``), fitted by ``scipy.optimize.lsq_linear`` within bounds, each row
+weighted by the inverse RMS of its degree of freedom's residuals in a first fit; ``τ`` and
+``τ_d`` are chosen on a grid by the weighted residual (a profile fit).
+
+Standard errors: the formal ``s² (AᵀWA)⁻¹`` assumes independent windows, which the residuals
+of a real vehicle are not (a model error lasts for seconds, and runs differ), and on the tank
+runs it is 3-5x smaller than the spread between runs. Reported is the larger of the formal
+error and a bootstrap's: over recordings (resampled with replacement, the whole profile fit
+repeated) when there are at least three, else over blocks of consecutive windows. Parameters
+whose estimates are correlated beyond ``COLLINEAR`` (from the bootstrap, else the formal
+covariance) are reported as not separately identifiable, and estimates that end on a bound
+as set by the bound. Assumes no water current.
 """
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import cast
 
 import numpy as np
 from scipy.optimize import lsq_linear
+from scipy.signal import lfilter
 
+from ..actuators.bank import ThrusterBank, thruster_bank
 from ..actuators.thruster import thrust_terms
 from ..dynamics import crba, forward_kinematics, rnea
 from ..hydro.params import AXES, FORCES, Hydrodynamics
 from ..model.body import Body
+from ..model.kinematics import placements
 from ..model.model import Model
 from ..model.system import System
-from ..simulator import Simulator
 from .bag import BagContents
 from .run import state_from_odometry
+from .windows import with_reversed_motors
 
 THRUST_NAMES = ("thrust_forward_scale", "thrust_reverse_scale", "advance_scale")
+BUOYANCY = "buoyancy_offset"  # N, net upward force missing from the description
+LAG, DELAY = "time_constant", "command_delay"  # s
+GROUPS = {"damping": (), "thrust": THRUST_NAMES, "buoyancy": (BUOYANCY,), "lag": (LAG,), "delay": (DELAY,)}
+BOUNDS = {
+    "thrust_forward_scale": (0.5, 1.5),
+    "thrust_reverse_scale": (0.5, 1.5),
+    "advance_scale": (0.0, 3.0),
+    BUOYANCY: (-30.0, 30.0),
+    LAG: (0.0, 0.4),
+    DELAY: (0.0, 0.4),
+}
+GRID_STEP = 0.05  # s, the lag and delay grid
+COLLINEAR = 0.95  # |correlation| of two estimates beyond which they are not told apart
+RESOLUTION = {
+    **dict.fromkeys(THRUST_NAMES, 0.1),
+    BUOYANCY: 1.0,
+}  # standard errors beyond these: not identified
+BLOCKS = 20  # blocks of consecutive windows resampled for one or two recordings
+THRUST_GRID = 0.002  # s
 
 
 def hull_body(model: Model) -> int:
@@ -92,165 +126,450 @@ def _wrench_map(model: Model, q: np.ndarray, base: slice) -> np.ndarray:
     return G
 
 
-def _thrust_terms(bank, data) -> np.ndarray:
-    """Per-body wrenches (3 x nbodies x 6) of the three terms of the thrust (Nielsen et al. 2018 eq. 12):
-    forward bollard ``T_nn⁺|n|n``, reverse bollard ``T_nn⁻|n|n`` and advance ``T_nu|n|u_a``
-    (saturated thrust goes to the bollard term whose limit it hit)."""
-    bank.wrenches(data)
-    terms = thrust_terms(bank.n, bank.u_a, bank.T_nn_forward, bank.T_nn_reverse, bank.T_nu)
-    total = terms.sum(axis=0)
-    hi, lo = total > bank.T_max, total < bank.T_min
-    terms[:, hi | lo] = 0.0
-    terms[0, hi] = bank.T_max[hi]
-    terms[1, lo] = bank.T_min[lo]
-    return np.einsum("bt,ktj->kbj", bank.incidence, terms[:, :, None] * bank.unit_wrench)
+@dataclass
+class _Setup:
+    """What every recording shares: the base and hull, the inertia and wrench maps at the
+    initial configuration, and the thrusters' constant maps (joints held)."""
+
+    system: System
+    base: slice
+    hull: int
+    M: np.ndarray
+    G: np.ndarray  # nbodies x 6 x 6 (_wrench_map)
+    model0: Model
+    bank: ThrusterBank
+    J_a: np.ndarray  # n_thr x 6: advance speeds per unit base velocity
+    W: np.ndarray  # n_thr x 6: base force of a unit thrust
+    cob: np.ndarray  # the hull's centre of buoyancy, hull axes
+
+    def full(self, nu: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.system.model.nv)
+        out[self.base] = nu
+        return out
 
 
-def identify(
-    system: System,
-    bag: BagContents,
-    axes=(0, 1, 2, 5),
-    thrust: bool = False,
-    window: int = 5,
-) -> dict[str, tuple[float, float]]:
-    """Fit the hull's linear and quadratic damping on ``axes`` (0..5 = u v w p q r) and, with
-    ``thrust``, scales of the three terms of the thrust model (forward and reverse bollard
-    thrust, advance-speed term ``T_nu``), from the bag's commands and measured motion. Returns
-    ``{name: (value, standard error)}``: damping in Fossen's sign convention (``X_u = -D``),
-    scales as ``thrust_forward_scale``, ``thrust_reverse_scale``, ``advance_scale``.
-    ``window`` is the number of sample intervals integrated into one equation."""
+def _setup(system: System, axes: tuple[int, ...]) -> _Setup:
     model = system.model
+    hull = hull_body(model)
+    base = next(model.v_slice(i) for i, j in enumerate(model.joints) if j.nv == 6)
+    q_ref = system.initial_q
+    G = _wrench_map(model, q_ref, base)
+    bank = thruster_bank(system)
+    if bank is None:
+        raise ValueError("the description has no thrusters: identification needs the thrust")
+    data = model.create_data()
+    zero = np.zeros(model.nv)
+    J_a = np.zeros((len(bank), 6))
+    for j in range(6):
+        e = zero.copy()
+        e[base.start + j] = 1.0
+        forward_kinematics(model, data, q_ref, e, system.environment)
+        bank.wrenches(data)
+        J_a[:, j] = bank.u_a
+    W = np.einsum("tij,tj->ti", G[bank.body], bank.unit_wrench)
+    M = crba(model, model.create_data(), q_ref)[base, base]
+    cob = _hydrodynamics(model.bodies[hull]).center_of_buoyancy
+    return _Setup(system, base, hull, M, G, _without_damping(model, hull, axes), bank, J_a, W, cob)
+
+
+@dataclass
+class _Recording:
+    """One recording's per-interval integrals that do not depend on the lag or the delay."""
+
+    name: str
+    t: np.ndarray
+    nu: np.ndarray  # base velocity at the samples
+    lhs: np.ndarray  # n_int x 6: M Δν + ∫h
+    lin: np.ndarray  # n_int x 6: ∫ν_b
+    quad: np.ndarray  # n_int x 6: ∫|ν_b|ν_b
+    buoy: np.ndarray  # n_int x 6: ∫ f_B
+    t_cmd: np.ndarray
+    targets: np.ndarray  # n_cmd x n_thr: commanded shaft speeds
+
+
+def _recording(s: _Setup, name: str, bag: BagContents, window: int) -> _Recording:
+    system, model = s.system, s.system.model
     if bag.command_source != "pwm":
         raise ValueError(
-            "identification needs the PWM the autopilot applied (mavros rc/out or thrusters/pwm); "
-            "this bag has only the pilot's RC override"
+            f"{name}: identification needs the PWM the autopilot applied (mavros rc/out, thrusters/pwm, "
+            "RCOU); this recording has only the pilot's RC override"
         )
     t, odo = bag.odometry.arrays()
     if len(t) < 4 * window + 1:
         raise ValueError(
-            f"identification needs at least {4 * window + 1} motion samples, the bag has {len(t)}"
+            f"{name}: identification needs at least {4 * window + 1} motion samples, it has {len(t)}"
         )
-    axes = tuple(int(a) for a in axes)
-    hull = hull_body(model)
-    base = next(model.v_slice(i) for i, j in enumerate(model.joints) if j.nv == 6)
     states = [state_from_odometry(system, row) for row in odo]
-    q_ref = states[0][0]
-    model0 = _without_damping(model, hull, axes)
-    data0 = model0.create_data()
-    M = crba(model, model.create_data(), q_ref)[base, base]
-    G = _wrench_map(model, q_ref, base)
-    sim = Simulator.from_system(system)
-    bank = sim.thrusters
-    if bank is None:
-        raise ValueError("the description has no thrusters: identification needs the thrust")
+    nu = np.array([v[s.base] for _, v in states])
+    data0, data = s.model0.create_data(), model.create_data()
+    zero = np.zeros(model.nv)
+    h = np.empty((len(t), 6))
+    f_B = np.empty((len(t), 6))
+    for k, ((q, _), n) in enumerate(zip(states, nu, strict=True)):
+        h[k] = rnea(s.model0, data0, q, s.full(n), zero, system.environment)[s.base]
+        placements(model, data, q)
+        up = data.R_world[s.hull].T @ np.array([0.0, 0.0, -1.0])  # NED: up is -z
+        f_B[k] = s.G[s.hull] @ np.r_[up, np.cross(s.cob, up)]
+    dt = np.diff(t)[:, None]
+
+    def integral(x):
+        return 0.5 * dt * (x[:-1] + x[1:])
+
+    nu_hull = nu @ s.G[s.hull]  # ν_b = Gᵀ ν (rows are samples)
+    lhs = np.diff(nu, axis=0) @ s.M.T + integral(h)
     t_cmd, pwm = bag.commands.arrays()
-    nv = model.nv
-
-    def full(nu):
-        out = np.zeros(nv)
-        out[base] = nu
-        return out
-
-    nu = np.array([s[1][base] for s in states])
-    nu_hull = nu @ G[hull]  # ν_b = Gᵀ ν (rows are samples)
-    h = np.array(
-        [
-            rnea(model0, data0, q, full(n), np.zeros(nv), system.environment)[base]
-            for (q, _), n in zip(states, nu, strict=True)
-        ]
+    bank = s.bank
+    bank.set_pwm(np.full(len(bank), 1500.0))
+    targets = np.empty((len(t_cmd), len(bank)))
+    for k in range(len(t_cmd)):
+        bank.set_motor_pwm(pwm[k])
+        targets[k] = bank.shaft_speed_targets()
+    return _Recording(
+        name,
+        t,
+        nu,
+        lhs,
+        integral(nu_hull),
+        integral(np.abs(nu_hull) * nu_hull),
+        integral(f_B),
+        t_cmd,
+        targets,
     )
 
-    def thrust_at(s, k_cmd, q, n):
-        if k_cmd >= 0:
-            bank.set_motor_pwm(pwm[k_cmd])
-        bank.advance(1e3)  # the static map
-        forward_kinematics(model, sim.data, q, full(n), system.environment)
-        return np.einsum("bij,kbj->ki", G, _thrust_terms(bank, sim.data))
 
-    # per sample interval: the left side and the integrals of every regressor
-    n_int = len(t) - 1
-    lhs = np.zeros((n_int, 6))
-    thrust_int = np.zeros((n_int, 3, 6))  # integrals of the three thrust terms
-    for k in range(n_int):
-        ta, tb = t[k], t[k + 1]
-        lhs[k] = M @ (nu[k + 1] - nu[k]) + 0.5 * (tb - ta) * (h[k] + h[k + 1])
-        inside = t_cmd[(t_cmd > ta) & (t_cmd < tb)]
-        edges = np.concatenate(([ta], inside, [tb]))
-        q = states[k][0]
-        for s0, s1 in itertools.pairwise(edges):
-            k_cmd = int(np.searchsorted(t_cmd, s0, side="right")) - 1
-            ends = []
-            for s in (s0, s1):
-                x = (s - ta) / (tb - ta)
-                ends.append(thrust_at(s, k_cmd, q, (1 - x) * nu[k] + x * nu[k + 1]))
-            thrust_int[k] += 0.5 * (s1 - s0) * (ends[0] + ends[1])
-    dt = np.diff(t)[:, None]
-    lin_int = 0.5 * dt * (nu_hull[:-1] + nu_hull[1:])
-    sq = np.abs(nu_hull) * nu_hull
-    quad_int = 0.5 * dt * (sq[:-1] + sq[1:])
+def _thrust_integrals(s: _Setup, rec: _Recording, lag: float, delay: float) -> np.ndarray:
+    """n_int x 3 x 6: the integrals over each sample interval of the base wrenches of the three
+    thrust terms, the shaft speeds following the commands delayed by ``delay`` through the lag
+    (exact for commands held over each grid cell; midpoint rule)."""
+    t = rec.t
+    grid = np.arange(t[0], t[-1], THRUST_GRID)
+    grid = np.r_[grid, t[-1]]
+    width = np.diff(grid)
+    mid = grid[:-1] + 0.5 * width
+    c = np.searchsorted(rec.t_cmd, mid - delay, side="right") - 1
+    target = np.where((c >= 0)[:, None], rec.targets[np.maximum(c, 0)], 0.0)
+    if lag > 0.0:
+        a = np.exp(-THRUST_GRID / lag)
+        after, _ = lfilter([1.0 - a], [1.0, -a], target, axis=0, zi=(a * target[0])[None, :])
+        start = np.vstack([target[:1], after[:-1]])
+        n = target + (start - target) * np.sqrt(a)
+    else:
+        n = target
+    nu_mid = np.stack([np.interp(mid, t, rec.nu[:, j]) for j in range(6)], axis=1)
+    bank = s.bank
+    terms = thrust_terms(n, nu_mid @ s.J_a.T, bank.T_nn_forward, bank.T_nn_reverse, bank.T_nu)
+    total = terms.sum(axis=0)
+    hi, lo = total > bank.T_max, total < bank.T_min
+    terms[:, hi | lo] = 0.0
+    terms[0][hi] = np.broadcast_to(bank.T_max, hi.shape)[hi]
+    terms[1][lo] = np.broadcast_to(bank.T_min, lo.shape)[lo]
+    force = (terms @ s.W) * width[None, :, None]  # 3 x cells x 6
+    cumulative = np.concatenate([np.zeros((3, 1, 6)), np.cumsum(force, axis=1)], axis=1)
+    at = np.stack(
+        [[np.interp(t, grid, cumulative[k, :, j]) for j in range(6)] for k in range(3)]
+    )  # 3 x 6 x samples
+    return np.diff(at, axis=2).transpose(2, 0, 1)
 
-    # windows of `window` intervals -> one 6-row equation each
-    n_win = n_int // window
+
+@dataclass
+class _Rows:
+    """One recording's weighted-least-squares rows at one (lag, delay): A θ = b."""
+
+    A: np.ndarray
+    b: np.ndarray
+    dof: np.ndarray  # base degree of freedom of each row
+    window: np.ndarray  # window index of each row
+
+
+def _rows(
+    s: _Setup, rec: _Recording, axes, fitted: tuple[str, ...], lag: float, delay: float, window: int
+) -> _Rows:
+    n_win = (len(rec.t) - 1) // window
     cut = n_win * window
 
     def windows(x):
         return x[:cut].reshape(n_win, window, *x.shape[1:]).sum(axis=1)
 
-    L, TH = windows(lhs), windows(thrust_int)
-    Vl, Vq = windows(lin_int), windows(quad_int)
-    columns, names = [], []
+    L, TH = windows(rec.lhs), windows(_thrust_integrals(s, rec, lag, delay))
+    Vl, Vq = windows(rec.lin), windows(rec.quad)
+    columns = []
     for i in axes:
-        g = G[hull][:, i]  # base force of a unit hull force on axis i
-        columns.append(-Vl[:, i, None] * g)
-        columns.append(-Vq[:, i, None] * g)
-        names += [f"{FORCES[i]}_{AXES[i]}", f"{FORCES[i]}_{AXES[i]}{AXES[i]}"]
+        g = s.G[s.hull][:, i]  # base force of a unit hull force on axis i
+        columns += [-Vl[:, i, None] * g, -Vq[:, i, None] * g]
     target = L.copy()
-    if thrust:
+    if THRUST_NAMES[0] in fitted:
         columns += [TH[:, 0], TH[:, 1], TH[:, 2]]
-        names += list(THRUST_NAMES)
     else:
         target -= TH.sum(axis=1)
+    if BUOYANCY in fitted:
+        columns.append(windows(rec.buoy))
     A = np.stack([c.reshape(-1) for c in columns], axis=1)  # rows: window x base dof
     b = target.reshape(-1)
-    dof_of_row = np.tile(np.arange(6), n_win)
     used = np.any(A != 0.0, axis=1)
-    A, b, dof_of_row = A[used], b[used], dof_of_row[used]
-    first = lsq_linear(A, b, bounds=(0.0, np.inf))
-    r = A @ first.x - b
-    sigma = np.array(
-        [np.sqrt(np.mean(r[dof_of_row == d] ** 2)) if np.any(dof_of_row == d) else 1.0 for d in range(6)]
-    )
-    w = 1.0 / np.maximum(sigma[dof_of_row], 1e-12 * max(1.0, float(np.abs(b).max())))
-    Aw, bw = A * w[:, None], b * w
-    fit = lsq_linear(Aw, bw, bounds=(0.0, np.inf))
+    return _Rows(A[used], b[used], np.tile(np.arange(6), n_win)[used], np.repeat(np.arange(n_win), 6)[used])
+
+
+def _weights(rows: list[_Rows], lower, upper) -> np.ndarray:
+    """Per base dof, the inverse RMS residual of an unweighted fit."""
+    A, b, dof = (np.concatenate([getattr(r, k) for r in rows]) for k in ("A", "b", "dof"))
+    r = A @ lsq_linear(A, b, bounds=(lower, upper), method="bvls").x - b
+    sigma = np.array([np.sqrt(np.mean(r[dof == d] ** 2)) if np.any(dof == d) else 1.0 for d in range(6)])
+    return 1.0 / np.maximum(sigma, 1e-12 * max(1.0, float(np.abs(b).max())))
+
+
+def _solve(
+    rows: list[_Rows], w: np.ndarray, lower, upper
+) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """Weighted bounded fit: ``(θ, weighted RSS, Aw, residuals)``."""
+    A, b, dof = (np.concatenate([getattr(r, k) for r in rows]) for k in ("A", "b", "dof"))
+    Aw, bw = A * w[dof][:, None], b * w[dof]
+    x = lsq_linear(Aw, bw, bounds=(lower, upper), method="bvls").x
+    r = Aw @ x - bw
+    return x, float(r @ r), Aw, r
+
+
+class Identification(dict):
+    """``{name: (value, standard error)}`` with the standard error the larger of the formal
+    and the bootstrap one (module doc); the details as attributes."""
+
+    formal: dict[str, float]
+    spread: dict[str, float]
+    warnings: list[str]
+    bootstrap: str
+    profile: dict[tuple[float, float], float]
+
+
+def _grid(name: str, wanted: bool, bounds: dict) -> np.ndarray:
+    if not wanted:
+        return np.zeros(1)
+    lo, hi = bounds[name]
+    return np.round(np.arange(lo, hi + 1e-9, GRID_STEP), 6)
+
+
+def identify(
+    system: System,
+    bags: BagContents | list[BagContents],
+    axes=(0, 1, 2, 5),
+    thrust: bool = False,
+    buoyancy: bool = False,
+    lag: bool = False,
+    delay: bool = False,
+    bounds: dict[str, tuple[float, float]] | None = None,
+    window: int = 5,
+    bootstrap: int = 100,
+    seed: int = 0,
+    names: list[str] | None = None,
+) -> Identification:
+    """Fit the hull's linear and quadratic damping on ``axes`` (0..5 = u v w p q r) and what
+    else is asked (module doc) from one or several recordings' commands and measured motion.
+    Returns ``{name: (value, standard error)}``: damping in Fossen's sign convention
+    (``X_u = -D``), scales as ``thrust_forward_scale``, ``thrust_reverse_scale``,
+    ``advance_scale``, ``buoyancy_offset`` in N, ``time_constant`` and ``command_delay`` in s.
+    ``bounds`` replaces entries of ``BOUNDS``; ``window`` is the number of sample intervals
+    integrated into one equation; ``bootstrap`` the number of resamples (0: formal errors
+    only). Recordings that carry their motor directions (``BagContents.reversed_motors``) are
+    fitted on the description with those motors reversed."""
+    bags = [bags] if isinstance(bags, BagContents) else list(bags)
+    names = names or [f"recording {k + 1}" for k in range(len(bags))]
+    directions = {b.reversed_motors for b in bags}
+    if len(directions) > 1:
+        raise ValueError(
+            "the recordings were made with different motor directions (MOT_n_DIRECTION): fit them apart"
+        )
+    reversed_motors = directions.pop()
+    if reversed_motors is not None:  # as the recording vehicle was set up
+        system = with_reversed_motors(system, reversed_motors)
+    bounds = {**BOUNDS, **(bounds or {})}
+    axes = tuple(int(a) for a in axes)
+    s = _setup(system, axes)
+    recordings = [_recording(s, n, b, window) for n, b in zip(names, bags, strict=True)]
+    fitted = (THRUST_NAMES if thrust else ()) + ((BUOYANCY,) if buoyancy else ())
+    names_out = [f"{FORCES[i]}_{a}" for i in axes for a in (AXES[i], AXES[i] * 2)] + list(fitted)
+    lower = np.array([0.0] * (2 * len(axes)) + [bounds[n][0] for n in fitted])
+    upper = np.array([np.inf] * (2 * len(axes)) + [bounds[n][1] for n in fitted])
+    lags, delays = _grid(LAG, lag, bounds), _grid(DELAY, delay, bounds)
+    table: dict[tuple[float, float], list[_Rows]] = {}
+
+    def rows_at(point: tuple[float, float]) -> list[_Rows]:
+        if point not in table:
+            table[point] = [_rows(s, r, axes, fitted, *point, window) for r in recordings]
+        return table[point]
+
+    w = _weights(rows_at((0.0, 0.0)), lower, upper)  # one weighting: the profile compares like with like
+    profile: dict[tuple[float, float], float] = {}
+
+    def cost(point: tuple[float, float]) -> float:
+        if point not in profile:
+            profile[point] = _solve(rows_at(point), w, lower, upper)[1]
+        return profile[point]
+
+    best = _search(cost, lags, delays)
+    rows = table[best]
+    w = _weights(rows, lower, upper)
+    x, rss, Aw, _ = _solve(rows, w, lower, upper)
     m, p = Aw.shape
-    s2 = float(np.sum((Aw @ fit.x - bw) ** 2) / max(1, m - p))
-    se = np.sqrt(np.clip(np.diag(s2 * np.linalg.pinv(Aw.T @ Aw)), 0.0, None))
-    result = {}
-    for name, value, err in zip(names, fit.x, se, strict=True):
-        sign = 1.0 if name in THRUST_NAMES else -1.0
-        result[name] = (sign * float(value), float(err))
-    return result
+    formal = np.sqrt(np.clip(np.diag(rss / max(1, m - p) * np.linalg.pinv(Aw.T @ Aw)), 0.0, None))
+    # bootstrap: whole recordings when there are three or more, else blocks of windows; each
+    # resample repeats the profile fit over the grid points next to the best one
+    if len(recordings) >= 3:
+        units: list[tuple[int, tuple[int, int] | None]] = [(k, None) for k in range(len(recordings))]
+        how = f"over the {len(recordings)} recordings"
+    else:
+        units = []
+        for k, r in enumerate(rows):
+            n_win = int(r.window.max()) + 1
+            size = max(1, int(np.ceil(n_win * len(rows) / BLOCKS)))
+            units += [(k, (a, a + size)) for a in range(0, n_win, size)]
+        how = f"over {len(units)} blocks of consecutive windows"
+    near = [
+        (a, d)
+        for a in lags[np.abs(lags - best[0]) <= GRID_STEP + 1e-9]
+        for d in delays[np.abs(delays - best[1]) <= GRID_STEP + 1e-9]
+    ]
+    rng = np.random.default_rng(seed)
+    samples = []
+    for _ in range(bootstrap if len(units) > 1 else 0):
+        pick = rng.integers(0, len(units), len(units))
+        fits = []
+        for point in near:
+            xb, rss_b, _, _ = _solve([_unit(rows_at(point), units[i]) for i in pick], w, lower, upper)
+            fits.append((rss_b, np.r_[xb, point]))
+        samples.append(min(fits, key=lambda f: f[0])[1])
+    all_names = [*names_out, LAG, DELAY]
+    values = np.r_[x, best]
+    spread = np.std(samples, axis=0, ddof=1) if len(samples) > 1 else np.zeros(len(values))
+    formal_all = np.r_[formal, [GRID_STEP / np.sqrt(12.0)] * 2]  # the grid's resolution
+    out = Identification()
+    out.formal, out.spread, out.warnings = {}, {}, []
+    out.bootstrap = f"{len(samples)} resamples {how}" if samples else "none"
+    out.profile = profile
+    asked = set(names_out) | ({LAG} if lag else set()) | ({DELAY} if delay else set())
+    for k, name in enumerate(all_names):
+        if name not in asked:
+            continue
+        sign = -1.0 if k < 2 * len(axes) else 1.0
+        out[name] = (sign * float(values[k]), float(max(formal_all[k], spread[k])))
+        out.formal[name], out.spread[name] = float(formal_all[k]), float(spread[k])
+    out.warnings = _warnings(out, all_names, asked, values, samples, Aw, rss, m, p, bounds, lower, upper)
+    return out
 
 
-def _scaled_thruster_spec(system: System, fitted: dict) -> tuple[tuple[str, object], ...]:
-    """The first vehicle's ``thruster_model`` with the fitted full-command thrusts."""
+def _search(cost, lags: np.ndarray, delays: np.ndarray) -> tuple[float, float]:
+    """The grid point of least cost: a coordinate search (lag, then delay), then steps to the
+    best of the eight neighbours until none is better (a lag and a delay trade against each
+    other along a diagonal ridge that coordinate steps alone stop on). The profile is smooth,
+    and the full grid would cost its square."""
+    best = (float(lags[0]), float(delays[0]))
+    for _ in range(4):
+        start = best
+        best = min(((float(a), best[1]) for a in lags), key=cost)
+        best = min(((best[0], float(d)) for d in delays), key=cost)
+        if best == start:
+            break
+    while True:
+        i, j = int(np.argmin(np.abs(lags - best[0]))), int(np.argmin(np.abs(delays - best[1])))
+        around = [
+            (float(lags[a]), float(delays[d]))
+            for a in range(max(0, i - 1), min(len(lags), i + 2))
+            for d in range(max(0, j - 1), min(len(delays), j + 2))
+        ]
+        step = min(around, key=cost)
+        if cost(step) >= cost(best):
+            return best
+        best = step
+
+
+def _unit(rows: list[_Rows], unit: tuple[int, tuple[int, int] | None]) -> _Rows:
+    k, span = unit
+    r = rows[k]
+    if span is None:
+        return r
+    keep = (r.window >= span[0]) & (r.window < span[1])
+    return _Rows(r.A[keep], r.b[keep], r.dof[keep], r.window[keep])
+
+
+def _warnings(out, all_names, asked, values, samples, Aw, rss, m, p, bounds, lower, upper) -> list[str]:
+    """What the numbers do not say by themselves: estimates that cannot be told apart, ends on
+    a bound, formal errors that the bootstrap shows to be too small."""
+    notes = []
+    n_lin = len(lower)
+    if len(samples) > 2:
+        S = np.asarray(samples)
+        keep = [k for k in range(S.shape[1]) if all_names[k] in asked and np.std(S[:, k]) > 0]
+        corr = np.corrcoef(S[:, keep].T) if len(keep) > 1 else np.eye(len(keep))
+        names = [all_names[k] for k in keep]
+        source = "bootstrap"
+    else:
+        cov = np.linalg.pinv(Aw.T @ Aw) * rss / max(1, m - p)
+        d = np.sqrt(np.clip(np.diag(cov), 1e-300, None))
+        corr = cov / np.outer(d, d)
+        names = all_names[:n_lin]
+        source = "formal"
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            weak = [n for n in (names[a], names[b]) if abs(out[n][0]) < 3.0 * out[n][1]]
+            if abs(corr[a, b]) > COLLINEAR and weak:
+                notes.append(
+                    f"{names[a]} and {names[b]} cannot both be identified from these data ({source} "
+                    f"correlation of their estimates {corr[a, b]:+.2f}; {', '.join(weak)} within 3 standard "
+                    "errors of 0): only a combination of them is; fit one (--axes) or record more varied "
+                    "motion"
+                )
+    for k in range(n_lin):
+        name = all_names[k]
+        for bound, label in ((lower[k], "lower"), (upper[k], "upper")):
+            if name in out and np.isfinite(bound) and abs(values[k] - bound) <= 1e-6 * max(1.0, abs(bound)):
+                notes.append(
+                    f"{name} ended on its {label} bound ({bound:g}): the data push it beyond, so it is set "
+                    "by "
+                    "the bound, not identified"
+                )
+    paired = {n for note in notes for n in all_names if note.startswith(n + " and") or f" and {n} " in note}
+    for name, (value, se) in out.items():
+        if name in paired or name in (LAG, DELAY) or value == 0.0:
+            continue
+        # damping: an error as large as the value; the others have a scale of their own (a
+        # buoyancy offset of 0.05 +- 0.1 N is a sharp estimate of about nothing)
+        if se > RESOLUTION.get(name, abs(value)):
+            what = f"more than {RESOLUTION[name]:g}" if name in RESOLUTION else "larger than the value"
+            notes.append(f"{name} = {value:.4g} +- {se:.3g} is not identified from these data (standard "
+                         f"error {what})")  # fmt: skip
+    for name in (LAG, DELAY):
+        if name in out and out[name][0] >= bounds[name][1] - 1e-9:
+            notes.append(f"{name} ended at the end of its grid ({bounds[name][1]:g} s): widen its bound")
+    big = [n for n in out.formal if out.formal[n] > 0 and out.spread[n] > 3.0 * out.formal[n]]
+    if big:
+        notes.append(
+            "the formal standard errors are more than 3x too small for "
+            + ", ".join(big)
+            + " (the bootstrap's are reported): the residuals are correlated, or the runs differ"
+        )
+    return notes
+
+
+def _thruster_spec(system: System, fitted: dict) -> tuple[tuple[str, object], ...]:
+    """The first vehicle's ``thruster_model`` with the fitted full-command thrusts and lag."""
     from ..actuators.thruster import thruster_model
 
     spec = dict(system.vehicles[0].thruster_model)
     kind = thruster_model(spec)
-    k_f, k_r, k_nu = (fitted[name][0] for name in THRUST_NAMES)
-    spec["thrust_forward"] = round(kind.thrust_forward * k_f, 4)
-    spec["thrust_reverse"] = round(kind.thrust_reverse * k_r, 4)
-    # T_nu = -T_nn⁺ / (J0 D): scaling T_nn⁺ by k_f and T_nu by k_nu moves J0 to J0 k_f / k_nu
-    if k_nu > 0.0:
-        spec["zero_thrust_advance_ratio"] = round(kind.zero_thrust_advance_ratio * k_f / k_nu, 4)
+    if THRUST_NAMES[0] in fitted:
+        k_f, k_r, k_nu = (fitted[name][0] for name in THRUST_NAMES)
+        spec["thrust_forward"] = round(kind.thrust_forward * k_f, 4)
+        spec["thrust_reverse"] = round(kind.thrust_reverse * k_r, 4)
+        # T_nu = -T_nn⁺ / (J0 D): scaling T_nn⁺ by k_f and T_nu by k_nu moves J0 to J0 k_f / k_nu
+        if k_nu > 0.0:
+            spec["zero_thrust_advance_ratio"] = round(kind.zero_thrust_advance_ratio * k_f / k_nu, 4)
+    if LAG in fitted:
+        spec["time_constant"] = round(fitted[LAG][0], 4)
     return tuple(spec.items())
 
 
 def apply_identified(system: System, fitted: dict) -> System:
-    """The system with the fitted damping in its hull and, if fitted, the scaled thrusts in its
-    first vehicle's thruster model (``model.export.save_yaml`` writes it as a description)."""
+    """The system with the fitted damping (and buoyancy offset, as displaced volume at the
+    same centre of buoyancy) in its hull and, if fitted, the scaled thrusts and the lag in its
+    first vehicle's thruster model (``model.export.save_yaml`` writes it as a description).
+    A fitted ``command_delay`` belongs to the recording, not the vehicle: it is not applied."""
     model = system.model
     hull = hull_body(model)
     b = model.bodies[hull]
@@ -261,18 +580,22 @@ def apply_identified(system: System, fitted: dict) -> System:
             lin[i, i] = -fitted[f"{f}_{a}"][0]
         if f"{f}_{a}{a}" in fitted:
             quad[i] = -fitted[f"{f}_{a}{a}"][0]
+    volume = h.volume
+    if BUOYANCY in fitted:
+        env = system.environment
+        volume = max(0.0, volume + fitted[BUOYANCY][0] / (env.density * env.gravity))
     bodies = list(model.bodies)
-    bodies[hull] = replace(b, hydro=replace(h, linear_damping=lin, quadratic_damping=quad))
+    bodies[hull] = replace(b, hydro=replace(h, linear_damping=lin, quadratic_damping=quad, volume=volume))
     vehicles = list(system.vehicles)
-    if THRUST_NAMES[0] in fitted and vehicles:
-        vehicles[0] = replace(vehicles[0], thruster_model=_scaled_thruster_spec(system, fitted))
+    if (THRUST_NAMES[0] in fitted or LAG in fitted) and vehicles:
+        vehicles[0] = replace(vehicles[0], thruster_model=_thruster_spec(system, fitted))
     return replace(system, model=Model(bodies, name=model.name), vehicles=tuple(vehicles))
 
 
 def overlay_yaml(system: System, fitted: dict) -> str:
     """A YAML overlay for the vehicle: the hull's ``hydrodynamics`` block of
     ``apply_identified`` (the fitted damping, the other terms as described) and, if thrust
-    scales were fitted, its ``thruster_model``. Its keys are those of a ``vehicles[]`` entry
+    scales or the lag were fitted, its ``thruster_model``. Its keys are those of a ``vehicles[]`` entry
     (or of ``load(urdf, overlay=...)``'s file for the hydrodynamics)."""
     import yaml
 
@@ -287,7 +610,7 @@ def overlay_yaml(system: System, fitted: dict) -> str:
     block["linear_damping"] = {f"{f}_{a}": -float(h.linear_damping[k, k]) for k, (f, a) in names}
     block["quadratic_damping"] = {f"{f}_{a}{a}": -float(h.quadratic_damping[k]) for k, (f, a) in names}
     out: dict = {"hydrodynamics": {hull.name: block}}
-    if THRUST_NAMES[0] in fitted and identified.vehicles:
+    if (THRUST_NAMES[0] in fitted or LAG in fitted) and identified.vehicles:
         spec = identified.vehicles[0].thruster_model
         out["thruster_model"] = {k: (str(v) if k == "preset" else float(cast(float, v))) for k, v in spec}
     return yaml.safe_dump(out, sort_keys=False)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .bag import BagContents
+
 
 def format_table(table: dict[str, dict[str, float]]) -> str:
     lines = [f"{'quantity':10s} {'RMSE':>10s} {'DTW':>10s} {'Pearson R':>10s}"]
@@ -44,3 +46,79 @@ def plot(path: str | Path, t: np.ndarray, predicted: np.ndarray, measured: np.nd
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def describe(path: str, bag: BagContents, motors: set[int] | None = None) -> list[str]:
+    """What a recording holds and what of it is used, one fact per line (the replay's
+    opening report); ``motors``: the description's motor numbers, to name those the
+    recording never commands."""
+    n_cmd, n_odo = len(bag.commands.t) + len(bag.overrides.t), len(bag.odometry.t)
+    motion = {"pose": "poses (velocities differentiated)", "odometry": "odometry"}.get(
+        bag.motion_source, bag.motion_source
+    )
+    lines = [
+        f"{path} ({bag.format}): {n_cmd} commands on {bag.command_topic}, "
+        f"{n_odo} {motion} on {bag.odometry_topic}"
+    ]
+    if bag.command_source == "rc_override":
+        states = (
+            f"{len(bag.autopilot_states.t)} on {bag.state_topic}"
+            if bag.state_topic
+            else "none: armed, MANUAL"
+        )
+        lines.append(
+            f"  no PWM topic: RC override flown through the emulated ArduSub (mavros State: {states})"
+        )
+    for topic, count in bag.ignored.items():
+        lines.append(f"  not used: {count} messages on {topic}")
+    if bag.out_of_order:
+        lines.append(f"  {bag.out_of_order} messages with out-of-order stamps (sorted before use)")
+    lines.append(f"  largest gap between commands: {bag.largest_gap:.3f} s")
+    if bag.parameters:
+        frame = f"FRAME_CONFIG {bag.frame}" if bag.frame else "no FRAME_CONFIG"
+        rev = (
+            "not recorded"
+            if bag.reversed_motors is None
+            else ", ".join(map(str, sorted(bag.reversed_motors)))
+        )
+        rev = rev or "none"
+        lines.append(
+            f"  {len(bag.parameters)} parameters: {frame}; reversed motors (MOT_n_DIRECTION = -1): {rev}"
+        )
+    if bag.imu.t:
+        lines.append(f"  IMU: {len(bag.imu.t)} samples")
+    if bag.battery.t:
+        lines.append(
+            f"  battery: median {float(np.median(bag.battery.values)):.2f} V "
+            f"over {len(bag.battery.t)} samples"
+        )
+    if not bag.horizontal:
+        lines.append(
+            "  no horizontal velocity measurement (no GPS, DVL or external navigation in the EKF): "
+            "u and v are "
+            "not compared"
+        )
+    if motors is not None and bag.commands.t:
+        commanded = np.any(bag.commands.arrays()[1] > 0.0, axis=0)
+        silent = sorted(m for m in motors if m > len(commanded) or not commanded[m - 1])
+        if silent:
+            lines.append(
+                f"  motor(s) {', '.join(map(str, silent))} of the description get no output in the recording "
+                "(no servo with that motor function): they stay at neutral"
+            )
+    lines += [f"  note: {n}" for n in bag.notes]
+    return lines
+
+
+def format_identification(fitted, title: str = "identified") -> str:
+    """The fitted values with their standard errors, the bootstrap used and the warnings."""
+    lines = [
+        f"{title} (value +- standard error; formal / bootstrap in brackets; bootstrap {fitted.bootstrap}):"
+    ]
+    for name, (value, se) in fitted.items():
+        lines.append(
+            f"  {name:22s} = {value:10.4f} +- {se:.4f}  "
+            f"({fitted.formal[name]:.4f} / {fitted.spread[name]:.4f})"
+        )
+    lines += [f"  warning: {w}" for w in fitted.warnings]
+    return "\n".join(lines)

@@ -175,14 +175,18 @@ class _Pilot:
         return max(self.next_update - t, 1e-9)
 
 
+def free_joint_state(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A free joint's ``q = [p NED; quat FRD->NED]`` and ``v = [u..r] (FRD)`` of an odometry
+    row (ENU/FLU); the inverse of ``odometry_row``."""
+    q = np.r_[position_enu_to_ned(row[:3]), quat_enu_flu_to_ned_frd(row[3:7])]
+    return q, np.r_[body_frd_flu(row[7:10]), body_frd_flu(row[10:13])]
+
+
 def state_from_odometry(system: System, row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The system's configuration and velocity for an odometry row (ENU/FLU -> NED/FRD)."""
     q = system.initial_q.copy()
     v = np.zeros(system.model.nv)
-    q[:3] = position_enu_to_ned(row[:3])
-    q[3:7] = quat_enu_flu_to_ned_frd(row[3:7])
-    v[:3] = body_frd_flu(row[7:10])
-    v[3:6] = body_frd_flu(row[10:13])
+    q[:7], v[:6] = free_joint_state(row)
     return q, v
 
 
