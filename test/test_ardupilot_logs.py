@@ -255,7 +255,8 @@ def test_a_barometer_calibrated_under_water_moves_the_depth(tmp_path, flight):
 def test_replay_command_line_on_ardusub_logs(tmp_path, flight, capsys):
     """``uvms-sim replay x.BIN y.tlog --config bluerov2_heavy --window 5``: one report per log
     (format, parameters, reversed motors, IMU, battery) and one windowed validation in which
-    the model beats both baselines."""
+    the model beats both baselines; ``--voltage log`` puts the thrusters on the logs' battery
+    voltage (and a CSV run, which has none, is refused)."""
     from uvms_sim.cli import main as cli_main
 
     write_dataflash(tmp_path / "a.BIN", flight)
@@ -271,6 +272,18 @@ def test_replay_command_line_on_ardusub_logs(tmp_path, flight, capsys):
     assert "the model beats both baselines on speed, u v w r" in text
     assert cli_main(args) == 2  # two recordings and nothing to do with both
     assert "several recordings" in capsys.readouterr().err
+    # the thrusters on the logs' battery voltage (15.8 V, where the flight was flown at 16 V)
+    assert cli_main([*args, "--window", "5", "--dt", "0.01", "--voltage", "log"]) == 0
+    at_log = capsys.readouterr().out
+    assert "thrusters on 15.80, 15.80 V" in at_log and "11 windows (0 failed)" in at_log
+    assert float(at_log.split("speed DTW ")[1].split()[0]) > float(text.split("speed DTW ")[1].split()[0])
+    csv = tmp_path / "run.csv"
+    csv.write_text("x,y,z,qw,qx,qy,qz,u,v,w,p,q,r,pwm1\n" + "0,0,-1,1,0,0,0,0,0,0,0,0,0,1500\n" * 3)
+    assert cli_main(["replay", str(csv), "--config", "bluerov2_heavy", "--voltage", "log"]) == 2
+    assert "has no battery voltage" in capsys.readouterr().err
+    fixed = Path(__file__).parent / "data" / "bluerov2_heavy_wu2018.yaml"  # preset t200_16v: no voltage model
+    assert cli_main(["replay", str(csv), "--config", str(fixed), "--voltage", "12"]) == 2
+    assert "needs thrusters modelled from the T200 tables" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("suffix", [".BIN", ".tlog"])

@@ -405,6 +405,7 @@ def test_command_line_options_are_checked(tmp_path, capsys):
         ],
         lambda a, b: ["replay", str(tmp_path / "none.csv.gz"), "--reversed-motors", a, "--bound", b],
         lambda a, b: ["replay", str(tmp_path / "none"), "--fit", a, "--bootstrap", b],
+        lambda a, b: ["replay", str(tmp_path / "none"), "--voltage", a, "--config", b],
         lambda a, b: ["sitl", "--port", a],
         lambda a, b: ["sitl", "--bind", a, "--port", "-5"],
         lambda a, b: ["hil", "--rate", a, "--connection", b],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -137,6 +137,14 @@ def _motor_list(text: str) -> frozenset[int]:
     return motors
 
 
+def _voltage(text: str) -> str:
+    """argparse type of ``--voltage``: a number of volts in 10-20 or ``log``."""
+    if text == "log":
+        return text
+    _number_in(10.0, 20.0, "a supply voltage", "V", closed=True)(text)
+    return text
+
+
 def _bound(text: str) -> tuple[str, tuple[float, float]]:
     """argparse type of ``--bound NAME=LO:HI``."""
     from .replay.identify import BOUNDS
@@ -176,6 +184,7 @@ def _impose_list(text: str) -> tuple[str, ...]:
 
 def run_replay(args) -> int:
     """``uvms-sim replay``: see ``uvms_sim.replay``."""
+    from dataclasses import replace
     from pathlib import Path
 
     from .replay.bag import BagError
@@ -214,18 +223,40 @@ def run_replay(args) -> int:
     if not args.config:
         return fail("replay needs --config (the system description) unless it is --live")
     system = load(resolve(args.config))
+    voltages: list[float | None] = [None] * len(bags)
+    if args.voltage:
+        from .replay.windows import with_supply_voltage
+
+        for k, (path, bag) in enumerate(zip(paths, bags, strict=True)):
+            if args.voltage != "log":
+                voltages[k] = float(args.voltage)
+            elif bag.battery.t:
+                voltages[k] = float(np.median(bag.battery.values))
+            else:
+                return fail(f"--voltage log: {path} has no battery voltage")
+        try:
+            for v in voltages:
+                with_supply_voltage(system, float(cast(float, v)))
+        except ValueError as exc:
+            return fail(f"--voltage: {exc}")
+        print(f"thrusters on {', '.join(f'{v:.2f}' for v in cast(list[float], voltages))} V")
     motors = {t.motor for t in system.thrusters if t.motor is not None}
     for path, bag in zip(paths, bags, strict=True):
         for line in describe(path, bag, motors):
             print(line)
     names = [Path(p).name.split(".")[0] for p in paths]
     if len(paths) == 1 and (not args.window or args.out or args.plot):
-        _whole_replay(args, system, bags[0])
+        _whole_replay(
+            args, system if voltages[0] is None else with_supply_voltage(system, voltages[0]), bags[0]
+        )
     if args.window:
         from .replay.windows import format_summary, run_from_recording, summary, validate
 
         try:
-            runs = [run_from_recording(n, b) for n, b in zip(names, bags, strict=True)]
+            runs = [
+                replace(run_from_recording(n, b), voltage=v)
+                for n, b, v in zip(names, bags, voltages, strict=True)
+            ]
         except ValueError as exc:
             return fail(str(exc))
         results = validate(system, runs, args.window, args.dt, args.impose)
@@ -233,6 +264,8 @@ def run_replay(args) -> int:
         print(f"windowed validation, {args.window:g} s windows from the measured state{imposed}:")
         print("  " + format_summary(summary(results)))
     if identifying:
+        if args.voltage:  # one thrust model for the fit: the recordings' mean supply
+            system = with_supply_voltage(system, float(np.mean(cast(list[float], voltages))))
         return _identify(args, system, bags, names)
     return 0
 
@@ -377,6 +410,12 @@ def main(argv: list[str] | None = None) -> int:
         type=_motor_list,
         help="motors mounted reversed on the recording vehicle (MOT_n_DIRECTION = -1), e.g. 1,2,5,8 or none; "
         "default: from an ArduSub log's parameters, else as the description declares",
+    )
+    rep.add_argument(
+        "--voltage",
+        type=_voltage,
+        help="the thrusters' supply in volts (T200 tables, 10-20 V), or log: each recording's median battery "
+        "voltage (an ArduSub log's BAT / SYS_STATUS); default: as the description says",
     )
     rep.add_argument("--identify", help="fit the damping and write a YAML overlay (hull hydrodynamics) here")
     rep.add_argument("--identified-config", help="fit and write the whole description with the fitted values")

@@ -55,6 +55,7 @@ class Run:
     t_cmd: np.ndarray
     horizontal: bool = True
     reversed_motors: frozenset[int] | None = None  # None: as the description declares them
+    voltage: float | None = None  # thrusters' supply, V (None: as the description declares it)
 
 
 def run_from_recording(name: str, bag: BagContents) -> Run:
@@ -83,6 +84,26 @@ def with_reversed_motors(system: System, motors: set[int] | frozenset[int]) -> S
         for veh in system.vehicles
     )
     return replace(system, vehicles=vehicles)
+
+
+def with_supply_voltage(system: System, volts: float) -> System:
+    """The same description with its T200 thrusters on a ``volts`` supply (a log's battery);
+    ValueError for thrusters without a voltage model or outside the tables' 10-20 V."""
+    from ..actuators import t200
+
+    t200.check_voltage(volts)
+    vehicles = []
+    for veh in system.vehicles:
+        spec = dict(veh.thruster_model)
+        if veh.thrusters and "voltage" not in spec:
+            raise ValueError(
+                f"vehicle {veh.name}: a supply voltage needs thrusters modelled from the T200 tables "
+                "(thruster_model: {preset: t200, voltage: ...})"
+            )
+        if "voltage" in spec:
+            spec["voltage"] = float(volts)
+        vehicles.append(replace(veh, thruster_model=tuple(spec.items())))
+    return replace(system, vehicles=tuple(vehicles))
 
 
 @dataclass
@@ -163,18 +184,24 @@ def validate(
     impose: tuple[str, ...] = (),
 ) -> list[WindowResult]:
     """Every whole window of every run, replayed (``replay_window``) and scored (module doc).
-    A run with ``reversed_motors`` is replayed on the description with those motors reversed.
+    A run with ``reversed_motors`` is replayed on the description with those motors reversed,
+    one with a ``voltage`` with its thrusters on that supply.
     A window whose prediction stops being finite is kept with ``ok = False`` and infinite
     errors."""
     bad = [x for x in impose if x not in IMPOSABLE]
     if bad:
         raise ValueError(f"impose: {bad} not among {list(IMPOSABLE)}")
-    sims: dict[frozenset[int] | None, Simulator] = {}
+    sims: dict[tuple[frozenset[int] | None, float | None], Simulator] = {}
     results = []
     for run in runs:
-        key = run.reversed_motors
+        key = (run.reversed_motors, run.voltage)
         if key not in sims:
-            sims[key] = Simulator.from_system(system if key is None else with_reversed_motors(system, key))
+            vehicle = (
+                system if run.reversed_motors is None else with_reversed_motors(system, run.reversed_motors)
+            )
+            sims[key] = Simulator.from_system(
+                vehicle if run.voltage is None else with_supply_voltage(vehicle, run.voltage)
+            )
         sim = sims[key]
         axes = scored_axes(run, impose)
         rate = 1.0 / float(np.median(np.diff(run.t)))
