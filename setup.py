@@ -25,6 +25,7 @@ RUNTIME = [
     "pyserial>=3.5",
     "xacro>=2.0",
     "matplotlib>=3.8",
+    "rerun-sdk>=0.41,<0.42",  # the browser view (its web viewer ships in the wheel)
 ]
 ROS_WHEELS = [
     "ros-rclpy[fastrtps]>=9.1",
@@ -37,6 +38,7 @@ ROS_WHEELS = [
     "ros-nav-msgs",
     "ros-sensor-msgs",
     "ros-rosgraph-msgs",
+    "ros-visualization-msgs",
 ]
 INTERFACE_TOOLCHAIN = [  # uvms-sim build-interfaces (tf2_msgs, mavros_msgs)
     "ros-ament-cmake",

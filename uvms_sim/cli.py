@@ -355,6 +355,16 @@ def main(argv: list[str] | None = None) -> int:
         "xacro files you trust, as with ROS itself; .yaml and .urdf files are only read.",
     )
     check.add_argument("description", nargs="+")
+    urdf = sub.add_parser(
+        "urdf",
+        help="write a description as a URDF with visuals (what the node publishes on robot_description)",
+    )
+    urdf.add_argument("description")
+    urdf.add_argument("--out", help="the file to write (default: standard output)")
+    urdf.add_argument("--frame-prefix", default="", help="as the node's frame_prefix parameter")
+    urdf.add_argument(
+        "--frame-id", default="odom", help="the world frame, as the node's frame_id (default odom)"
+    )
     conv = sub.add_parser("convert", help="write a description (e.g. a URDF) as a uvms_sim YAML file")
     conv.add_argument("source")
     conv.add_argument("output")
@@ -489,6 +499,18 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "check":
             for d in args.description:
                 print(_summary(d))
+        elif args.command == "urdf":
+            from .model.urdf_writer import urdf_text
+
+            text = urdf_text(
+                load(resolve(args.description)), args.frame_prefix, args.frame_prefix + args.frame_id
+            )
+            if args.out:
+                with open(args.out, "w") as f:
+                    f.write(text)
+                print(f"wrote {args.out}")
+            else:
+                sys.stdout.write(text)
         elif args.command == "convert":
             from .model.export import save_yaml
 

@@ -184,6 +184,7 @@ def _order_bodies(
                         origin_rpy=np.zeros(3) if js is None else js.rpy,
                         hydro=ls.hydro,
                         joint_name=f"{name}_joint" if js is None else js.name,
+                        visuals=ls.visuals,
                     )
                 )
             except ValueError as exc:

@@ -49,6 +49,7 @@ class Body:
     origin_rpy: Array = field(default_factory=lambda: np.zeros(3))
     hydro: Hydrodynamics | None = None
     joint_name: str = ""
+    visuals: tuple = ()  # model.visual.Visual, link axes; () = drawn from the hull, drag or mass
 
     def __post_init__(self) -> None:
         if not self.mass >= 0.0:

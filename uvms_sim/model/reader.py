@@ -30,6 +30,8 @@ from .system import (
     Seabed,
     Thruster,
 )
+from .visual import SHAPES as VISUAL_SHAPES
+from .visual import Visual
 from .yaml_source import Cursor, read_yaml
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -48,6 +50,7 @@ class LinkSpec:
     inertia: Array
     hydro: Hydrodynamics | None
     cur: Cursor
+    visuals: tuple[Visual, ...] = ()
 
 
 @dataclass
@@ -378,7 +381,7 @@ def _tree_root(desc: Cursor, links: list[LinkSpec], joints: list[JointSpec]) -> 
 
 
 def _link(cur: Cursor, prefix: str) -> LinkSpec:
-    cur.mapping(("name",), ("mass", "center_of_mass", "inertia", "hydrodynamics", "description"))
+    cur.mapping(("name",), ("mass", "center_of_mass", "inertia", "hydrodynamics", "visual", "description"))
     name = prefix + cur["name"].text()
     mass = cur["mass"].number(lo=0.0) if "mass" in cur else 0.0
     com = cur["center_of_mass"].vector(3) if "center_of_mass" in cur else np.zeros(3)
@@ -386,7 +389,41 @@ def _link(cur: Cursor, prefix: str) -> LinkSpec:
     if mass > 0.0 and "inertia" not in cur:
         raise cur.error("a link with mass needs an inertia (about its centre of mass)")
     hydro = _hydrodynamics(cur["hydrodynamics"]) if "hydrodynamics" in cur else None
-    return LinkSpec(name, mass, com, inertia, hydro, cur)
+    visuals = tuple(_visual(v) for v in cur["visual"].seq("a list of shapes")) if "visual" in cur else ()
+    return LinkSpec(name, mass, com, inertia, hydro, cur, visuals)
+
+
+def _visual(cur: Cursor) -> Visual:
+    """``{box: [x, y, z]}``, ``{cylinder: {radius, length}}``, ``{sphere: r}`` or ``{mesh: FILE,
+    scale: [sx, sy, sz]}``, with optional ``xyz``, ``rpy`` (link axes) and ``color`` (r g b a)."""
+    cur.mapping(optional=(*VISUAL_SHAPES, "scale", "xyz", "rpy", "color"))
+    shapes = [s for s in VISUAL_SHAPES if s in cur]
+    if len(shapes) != 1:
+        raise cur.error(f"a visual is exactly one of {list(VISUAL_SHAPES)}, got {shapes or 'none'}")
+    shape = shapes[0]
+    g = cur[shape]
+    if shape == "box":
+        size: tuple[float, ...] = tuple(g.vector(3))
+    elif shape == "cylinder":
+        g.mapping(("radius", "length"))
+        size = (g["radius"].number(positive=True), g["length"].number(positive=True))
+    elif shape == "sphere":
+        size = (g.number(positive=True),)
+    else:
+        size = tuple(cur["scale"].vector(3)) if "scale" in cur else (1.0, 1.0, 1.0)
+    extra = {"mesh": g.text()} if shape == "mesh" else {}
+    if "color" in cur:
+        extra["color"] = tuple(cur["color"].vector(4))  # type: ignore[assignment]
+    try:
+        return Visual(
+            shape,
+            size,
+            cur["xyz"].vector(3) if "xyz" in cur else np.zeros(3),
+            _angles(cur["rpy"]) if "rpy" in cur else np.zeros(3),
+            **extra,  # type: ignore[arg-type]
+        )
+    except ValueError as exc:
+        raise cur.error(str(exc)) from None
 
 
 def _inertia(cur: Cursor) -> Array:

@@ -3,7 +3,8 @@
 What is read:
 
 - ``<link>``: ``<inertial>`` (mass, inertia about the centre of mass; an ``<origin rpy>``
-  rotates the inertia into link axes). Visual and collision elements are not used.
+  rotates the inertia into link axes); ``<visual>`` (box, cylinder, sphere, mesh; origin;
+  colour) for the views. Collision elements are not used.
 - ``<joint>``: revolute, continuous, prismatic, fixed, floating; origin, axis, limits.
   ``mimic`` is ignored (the joint is simulated as an independent joint).
 - Hydrodynamics, in the blocks Gazebo users already write:
@@ -57,6 +58,9 @@ def read_urdf(path: str | Path, xacro_args: dict[str, str] | None = None) -> Cur
     if robot.tag != "robot":
         raise ConfigError(path, "", f"expected a <robot> element at the top, got <{robot.tag}>")
     reader = _Reader(path)
+    reader.materials = {
+        m.get("name"): c for m in robot.findall("material") if (c := m.find("color")) is not None
+    }
     links = [reader.link(e) for e in robot.findall("link")]
     joints = [reader.joint(e) for e in robot.findall("joint")]
     by_name = {ln["name"]: ln for ln in links}
@@ -84,6 +88,7 @@ def _expand(path: Path, args: dict[str, str]) -> str:
 class _Reader:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.materials: dict[str | None, ET.Element] = {}  # top-level <material name><color>
 
     def error(self, where: str, message: str) -> ConfigError:
         return ConfigError(self.path, where, message)
@@ -115,6 +120,11 @@ class _Reader:
             raise self.error("link", "a <link> without a name")
         where = f"link[{name}]"
         out: dict = {"name": name}
+        visuals = [
+            v for k, ve in enumerate(el.findall("visual")) if (v := self.visual(ve, f"{where}.visual[{k}]"))
+        ]
+        if visuals:
+            out["visual"] = visuals
         inertial = el.find("inertial")
         if inertial is None:
             return out
@@ -136,6 +146,38 @@ class _Reader:
         )
         R = euler2mat(*rpy, axes="sxyz")
         out["inertia"] = (R @ inertia @ R.T).tolist()
+        return out
+
+    def visual(self, el: ET.Element, where: str) -> dict | None:
+        """A ``<visual>`` as a YAML ``visual`` entry (``model.visual``); None without geometry.
+        The colour is the ``<material><color rgba>`` given inline (a named material defined
+        elsewhere in the file is looked up by name)."""
+        geometry = el.find("geometry")
+        shape = None if geometry is None else next(iter(geometry), None)
+        if shape is None:
+            return None
+        xyz, rpy = self.origin(el.find("origin"), where)
+        out: dict = {"xyz": xyz, "rpy": rpy}
+        tag, g = shape.tag, f"{where}.geometry.{shape.tag}"
+        if tag == "box":
+            out["box"] = self.floats(f"{g}.size", shape.get("size"), 3)
+        elif tag == "cylinder":
+            out["cylinder"] = {k: self.floats(f"{g}.{k}", shape.get(k), 1)[0] for k in ("radius", "length")}
+        elif tag == "sphere":
+            out["sphere"] = self.floats(f"{g}.radius", shape.get("radius"), 1)[0]
+        elif tag == "mesh":
+            if not shape.get("filename"):
+                raise self.error(g, "a <mesh> without a filename")
+            out["mesh"] = shape.get("filename")
+            out["scale"] = self.floats(f"{g}.scale", shape.get("scale"), 3, [1.0, 1.0, 1.0])
+        else:
+            raise self.error(g, f"unknown geometry <{tag}> (box, cylinder, sphere, mesh)")
+        material = el.find("material")
+        color = None if material is None else material.find("color")
+        if color is None and material is not None and material.get("name") in self.materials:
+            color = self.materials[material.get("name")]
+        if color is not None:
+            out["color"] = self.floats(f"{where}.material.color", color.get("rgba"), 4)
         return out
 
     def joint(self, el: ET.Element) -> dict:
