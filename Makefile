@@ -1,13 +1,13 @@
 # One install path for machines without an apt ROS install (see README.md).
 #   make setup   .venv with the pinned wheels, the tf2_msgs/mavros_msgs interface build, the package
-#   make test    setup + the whole test suite (ruff included)
+#   make test    setup + Debian's chromium (make browser) + the whole test suite (ruff included)
 #   make demo    setup + the demo
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP_VERSION := 26.3
 
-.PHONY: setup sysdeps test lint demo bench fuzz clean
+.PHONY: setup sysdeps browser test lint demo bench fuzz clean
 setup: $(VENV)/.package
 
 # cmake and a C++ compiler build the interface packages; install them from Debian if missing.
@@ -15,6 +15,13 @@ sysdeps:
 	@if ! command -v cmake >/dev/null || ! command -v c++ >/dev/null; then \
 	  echo "installing cmake and g++ from Debian"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake g++ >/dev/null; \
+	fi
+
+# Debian's Chromium and its driver: the browser view's test loads the page in a real browser.
+browser:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+	  echo "installing chromium and chromium-driver from Debian"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	fi
 
 $(PY):
@@ -40,7 +47,7 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-test: setup
+test: setup browser
 	$(PY) -m pytest
 
 demo: setup

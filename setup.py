@@ -58,6 +58,7 @@ setup(
         package_name: [
             "config/*.yaml",
             "config/urdf/*",
+            "config/rviz/*",
             "interfaces/*/package.xml",
             "interfaces/*/CMakeLists.txt",
             "interfaces/*/msg/*.msg",
@@ -70,6 +71,7 @@ setup(
         ("share/" + package_name + "/launch", glob("launch/*.launch.py")),
         ("share/" + package_name + "/config", glob("uvms_sim/config/*.yaml")),
         ("share/" + package_name + "/config/urdf", glob("uvms_sim/config/urdf/*")),
+        ("share/" + package_name + "/config/rviz", glob("uvms_sim/config/rviz/*")),
     ],
     python_requires="==3.11.*",
     install_requires=["setuptools", *RUNTIME, *ROS_WHEELS, *INTERFACE_TOOLCHAIN],

@@ -95,6 +95,55 @@ def measure(
     return (t1 - t0) / (w1 - w0), 100.0 * (c1 - c0) / (wc - w0)
 
 
+def browser(page: str):
+    """A headless Debian Chromium showing the browser view (as a user's open tab), or None."""
+    import shutil
+
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        return None
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--use-angle=swiftshader",
+                "--enable-unsafe-swiftshader", "--disable-dev-shm-usage", "--disable-background-networking",
+                "--window-size=1280,800"):  # fmt: skip
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    driver.get(page)
+    return driver
+
+
+def views(node, seconds: float) -> None:
+    """The node at 1 kHz physics as fast as possible with the views off, with RViz markers, with
+    the browser view served and with a headless Chromium showing it (on this 2-core machine the
+    browser's software rendering competes with the node for the cores)."""
+    import socket
+    import threading
+    from urllib.parse import quote
+
+    with socket.socket() as s:
+        s.bind(("", 0))
+        port = s.getsockname()[1]
+    page = f"http://127.0.0.1:{port}/?url={quote(f'rerun+http://127.0.0.1:{port + 1}/proxy', safe='')}"
+    print("simulator node, BlueROV2 + MAVROS shim, 1 kHz physics, as fast as possible: the views")
+    for label, extra in (
+        ("views off (marker_rate 0)", ("-p", "marker_rate:=0.0")),
+        ("RViz markers at 10 Hz (default)", ()),
+        ("+ browser view served, no browser", ("-p", f"web_view_port:={port}")),
+        ("+ a headless Chromium showing it", ("-p", f"web_view_port:={port}")),
+    ):
+        holder: dict = {}
+        if "Chromium" in label:  # open the page once the node serves it
+            threading.Timer(3.0, lambda h=holder: h.setdefault("b", browser(page))).start()
+        rtf, cpu = measure(0.0, seconds, node, 1000.0, extra)
+        if holder.get("b") is not None:
+            holder["b"].quit()
+        elif "Chromium" in label:
+            label += " (no chromium here: not measured)"
+        print(f"  {label:42s}: {rtf:6.1f}x real time, node CPU {cpu:5.1f} % of one core")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0)
@@ -106,6 +155,7 @@ def main() -> None:
         achieved, cpu = measure(rtf, args.seconds, node)
         label = "paced at 1.0" if rtf else "as fast as possible"
         print(f"  real_time_factor {label:20s}: achieved {achieved:5.2f}, CPU {cpu:5.1f} % of one core")
+    views(node, args.seconds)
     node.destroy_node()
     rclpy.shutdown()
 

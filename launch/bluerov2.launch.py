@@ -8,11 +8,14 @@ from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from uvms_sim.ros.launch import rviz  # rviz:=true opens RViz with uvms_sim.rviz
+
 
 def generate_launch_description() -> LaunchDescription:
     default_params = os.path.join(get_package_share_directory("uvms_sim"), "config", "bluerov2_node.yaml")
     return LaunchDescription(
         [
+            *rviz(get_package_share_directory("uvms_sim")),
             DeclareLaunchArgument("params_file", default_value=default_params),
             DeclareLaunchArgument("namespace", default_value=""),
             Node(

@@ -11,11 +11,14 @@ from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from uvms_sim.ros.launch import rviz  # rviz:=true opens RViz with uvms_sim.rviz
+
 
 def generate_launch_description() -> LaunchDescription:
     params = os.path.join(get_package_share_directory("uvms_sim"), "config", "heavy_arms_node.yaml")
     return LaunchDescription(
         [
+            *rviz(get_package_share_directory("uvms_sim")),
             DeclareLaunchArgument("params_file", default_value=params),
             DeclareLaunchArgument("namespace", default_value=""),
             Node(

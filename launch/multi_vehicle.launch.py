@@ -8,6 +8,8 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch_ros.actions import Node
 
+from uvms_sim.ros.launch import rviz  # rviz:=true opens RViz with uvms_sim.rviz
+
 
 def generate_launch_description() -> LaunchDescription:
     params = os.path.join(get_package_share_directory("uvms_sim"), "config", "multi_vehicle_node.yaml")
@@ -22,4 +24,4 @@ def generate_launch_description() -> LaunchDescription:
         )
         for ns, x in (("rov1", 0.0), ("rov2", 3.0))
     ]
-    return LaunchDescription(nodes)
+    return LaunchDescription([*nodes, *rviz(get_package_share_directory("uvms_sim"))])

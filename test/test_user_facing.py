@@ -217,7 +217,8 @@ def test_live_replay_holds_commands_logged_only_on_change(tmp_path):
 
 def test_record_and_echo_without_ros2_cli(tmp_path):
     """``uvms-sim record`` (its own process) writes the live topics of a running simulator into
-    a rosbag2 directory that ``uvms-sim replay``'s reader takes (rc/out commands, odometry);
+    a rosbag2 directory that ``uvms-sim replay``'s reader takes (rc/out commands, odometry),
+    with the scene a viewer needs (the latched ``robot_description``, ``markers``);
     ``uvms-sim echo odom --count 1`` prints one Odometry as YAML; an existing output directory
     and a topic that never appears are one-line errors."""
     import yaml
@@ -228,7 +229,8 @@ def test_record_and_echo_without_ros2_cli(tmp_path):
     with simulator(description="bluerov2_heavy") as (_sim, _user, executor):
         out = tmp_path / "live"
         rec = subprocess.Popen(
-            [BIN / "uvms-sim", "record", str(out), "/odom", "/mavros/rc/out", "/nothing", "--duration", "8"],
+            [BIN / "uvms-sim", "record", str(out), "/odom", "/mavros/rc/out", "/robot_description",
+             "/markers", "/nothing", "--duration", "8", "--storage", "mcap"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
         )  # fmt: skip
         echo = subprocess.run(
@@ -250,6 +252,8 @@ def test_record_and_echo_without_ros2_cli(tmp_path):
         bag = read_bag(out)
         assert bag.command_topic == "/mavros/rc/out" and bag.odometry_topic == "/odom"
         assert len(bag.commands.t) > 20 and len(bag.odometry.t) > 20
+        # the scene for the viewers: the latched URDF and the markers are in the recording
+        assert bag.ignored.get("/robot_description") == 1 and bag.ignored.get("/markers", 0) > 5
         again = cli("record", str(out))
         assert again.returncode == 2 and "exists" in again.stderr
         none = cli("echo", "/no_such_topic", "--timeout", "1")

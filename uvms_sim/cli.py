@@ -197,12 +197,14 @@ def run_replay(args) -> int:
 
     paths = args.recordings
     identifying = bool(args.identify or args.identified_config or args.fit or args.identify_thrust)
+    if args.rrd and not Path(args.rrd).resolve().parent.is_dir():
+        return fail(f"--rrd {args.rrd}: no directory {Path(args.rrd).resolve().parent}")
     if args.out and Path(args.out).exists():  # checked before any work is done
         return fail(f"--out {args.out} exists: a bag is written into a new directory")
     if args.plot and not Path(args.plot).resolve().parent.is_dir():
         return fail(f"--plot {args.plot}: no directory {Path(args.plot).resolve().parent}")
-    if len(paths) > 1 and (args.live or args.out or args.plot):
-        return fail("--live, --out and --plot take one recording")
+    if len(paths) > 1 and (args.live or args.out or args.plot or args.rrd):
+        return fail("--live, --out, --plot and --rrd take one recording")
     if len(paths) > 1 and not (args.window or identifying):
         return fail("several recordings are compared with --window or fitted with --identify/--fit")
     bags = []
@@ -245,7 +247,7 @@ def run_replay(args) -> int:
         for line in describe(path, bag, motors):
             print(line)
     names = [Path(p).name.split(".")[0] for p in paths]
-    if len(paths) == 1 and (not args.window or args.out or args.plot):
+    if len(paths) == 1 and (not args.window or args.out or args.plot or args.rrd):
         _whole_replay(
             args, system if voltages[0] is None else with_supply_voltage(system, voltages[0]), bags[0]
         )
@@ -283,7 +285,7 @@ def _whole_replay(args, system, bag) -> None:
         system = with_reversed_motors(system, bag.reversed_motors)
     n_cmd, n_odo = len(bag.commands.t) + len(bag.overrides.t), len(bag.odometry.t)
     wall = time.monotonic()
-    configurations: list | None = [] if args.out else None  # the joints' motion, for the output bag only
+    configurations: list | None = [] if args.out or args.rrd else None  # for the output bag and recording
     t, predicted = replay(system, bag, dt=args.dt, progress=True, configurations=configurations)
     wall = time.monotonic() - wall
     span = t[-1] - t[0] if len(t) > 1 else 0.0
@@ -297,6 +299,14 @@ def _whole_replay(args, system, bag) -> None:
         print(f"wrote {args.out}")
     if args.plot:
         print(f"wrote {plot(args.plot, t, predicted, measured)}")
+    if args.rrd:
+        from .viz.rerun_view import RerunView
+
+        view = RerunView(system, save=args.rrd, rate=1e9)  # every sample
+        for t_k, q in zip(t, configurations or [], strict=True):
+            view.update(float(t_k), q, None, force=True)
+        view.close()
+        print(f"wrote {args.rrd} (open it with the Rerun viewer: rerun {args.rrd})")
 
 
 def _identify(args, system, bags, names) -> int:
@@ -399,6 +409,9 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--out", help="write an output bag with /predicted/odom and /recorded/odom")
     rep.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3")
     rep.add_argument("--plot", help="write a PNG of predicted against recorded motion")
+    rep.add_argument(
+        "--rrd", help="write the predicted motion as a Rerun recording (.rrd) with the vehicle drawn"
+    )
     rep.add_argument("--command-topic")
     rep.add_argument("--odometry-topic")
     rep.add_argument("--dt", type=_step, default=0.005, help="integration step, s (default 0.005)")

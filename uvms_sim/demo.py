@@ -109,14 +109,17 @@ class Pilot:
         return int(1500 - max(-300.0, min(300.0, YAW_GAIN * err)))  # ArduSub yaw + = turn right
 
 
-def run(rtf: float, leg: float, out_dir: Path) -> dict:
+def run(rtf: float, leg: float, out_dir: Path, view: int = 0) -> dict:
     import subprocess
     import sys
 
     sim_cmd = [
         sys.executable, "-m", "uvms_sim.ros.node", "--ros-args",
         "-p", "description:=bluerov2_heavy", "-p", "use_sim_time:=true", "-p", f"real_time_factor:={rtf}",
+        "-p", f"web_view_port:={view}",
     ]  # fmt: skip
+    if view:
+        print(f"browser view on port {view}: open the address in the simulator's first log line")
     simulator = subprocess.Popen(sim_cmd)
     rclpy.init()
     client = rclpy.create_node("demo_pilot", parameter_overrides=[Parameter("use_sim_time", value=True)])
@@ -241,12 +244,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--leg", type=float, default=8.0, help="seconds of forward stick per side of the square"
     )
     parser.add_argument("--out", type=Path, default=Path("demo_output"))
+    parser.add_argument(
+        "--view",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="serve the browser view on this port (e.g. 9090; its stream on PORT+1); best with --rtf 1",
+    )
     return parser
 
 
 def report(args: argparse.Namespace) -> None:
     """Run the demo and print its report."""
-    r = run(args.rtf, args.leg, args.out)
+    if not 0 <= args.view <= 65534:
+        raise SystemExit(f"uvms-sim demo: error: --view {args.view}: a port in 1-65534 (0: off)")
+    r = run(args.rtf, args.leg, args.out, args.view)
     print("uvms_sim demo report (BlueROV2 through MAVROS topics: ALT_HOLD, arm, dive, square, surface)")
     rtf = r["real_time_factor"]
     print(f"  simulated {r['sim_time']:.1f} s in {r['wall_time']:.1f} s wall: real-time factor {rtf:.2f}")

@@ -23,7 +23,7 @@ from .system import Thruster
 
 Array = np.ndarray
 SHAPES = ("box", "cylinder", "sphere", "mesh")
-HULL_COLOR = (0.95, 0.55, 0.1, 1.0)  # an orange hull: seen against water and grid alike
+HULL_COLOR = (0.95, 0.55, 0.1, 0.75)  # an orange hull, a little see-through (thrusters, arrows)
 LINK_COLOR = (0.75, 0.75, 0.78, 1.0)
 THRUSTER_COLOR = (0.15, 0.15, 0.17, 1.0)
 THRUSTER_SIZE = (0.05, 0.11)  # radius, length: a Blue Robotics T200

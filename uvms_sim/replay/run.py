@@ -202,7 +202,10 @@ def write_prediction(
     """An output bag for Foxglove or ``ros2 bag play``: the predicted odometry on
     ``/predicted/odom`` (child frame ``base_link_predicted``, also on ``/tf``) next to the
     recorded one (``/recorded/odom``, same stamps as in the input) and, with ``system`` and
-    ``configurations``, the predicted ``/predicted/joint_states``."""
+    ``configurations``, the predicted ``/predicted/joint_states`` and the predicted vehicle as
+    a robot model: ``/robot_description`` (the URDF with visuals, links prefixed
+    ``predicted/``) with every link on ``/tf`` and ``/tf_static``, so that Foxglove's 3D panel
+    or RViz draws it moving."""
     store = typestore()
     T = store.types
 
@@ -249,4 +252,71 @@ def write_prediction(
                 for s, q in zip(stamps(t), configurations, strict=True)
             ]  # fmt: skip
             topics["/predicted/joint_states"] = ("sensor_msgs/msg/JointState", js)
+        model_topics = _robot_model(store, system, stamps(t), rows, configurations)
+        links = model_topics.pop("/tf", ("", []))[1]
+        for k, (_, msg) in enumerate(links):  # one /tf message per instant, the links beside the odometry's
+            tf[k][1].transforms = [*tf[k][1].transforms, *msg.transforms]
+        topics.update(model_topics)
     write_bag(path, topics, storage)
+
+
+PREDICTED = "predicted/"  # the frame prefix of the predicted robot model in an output bag
+
+
+def _robot_model(store, system: System, stamps: list[int], rows, configurations) -> dict:
+    """``/robot_description``, ``/tf_static`` and the links' ``/tf`` of the predicted vehicle
+    (``write_prediction``); the first vehicle's pose from the odometry rows, the links from
+    the configurations."""
+    from transforms3d.quaternions import mat2quat
+
+    from ..frames import FLU_TO_FRD
+    from ..model.kinematics import placements
+    from ..model.naming import tf_names
+    from ..model.urdf_writer import urdf_text
+
+    T = store.types
+    names, vehicles = tf_names(system, PREDICTED)
+    if not vehicles:
+        return {}
+    vf = vehicles[0]
+
+    def stamped(ns: int, parent: str, child: str, p, quat):
+        return T["geometry_msgs/msg/TransformStamped"](
+            header=T["std_msgs/msg/Header"](
+                stamp=T["builtin_interfaces/msg/Time"](sec=ns // 10**9, nanosec=ns % 10**9), frame_id=parent
+            ),
+            child_frame_id=child,
+            transform=T["geometry_msgs/msg/Transform"](
+                translation=T["geometry_msgs/msg/Vector3"](x=float(p[0]), y=float(p[1]), z=float(p[2])),
+                rotation=T["geometry_msgs/msg/Quaternion"](
+                    w=float(quat[0]), x=float(quat[1]), y=float(quat[2]), z=float(quat[3])
+                ),
+            ),
+        )
+
+    model = system.model
+    data = model.create_data()
+    moving = [i for i, j in enumerate(model.joints) if model.parents[i] >= 0 and i != vf.skip_body]
+    tf = []
+    for ns, row, q in zip(stamps, rows, configurations, strict=True):
+        placements(model, data, q)
+        links = [
+            stamped(ns, names[model.parents[i]], names[i], data.r[i], mat2quat(data.E[i].T)) for i in moving
+        ]
+        tf.append(
+            (
+                ns,
+                T["tf2_msgs/msg/TFMessage"](
+                    transforms=[stamped(ns, "odom", vf.flu, row[:3], row[3:7]), *links]
+                ),
+            )
+        )
+    static = T["tf2_msgs/msg/TFMessage"](
+        transforms=[stamped(stamps[0], vf.flu, vf.frd, np.zeros(3), mat2quat(FLU_TO_FRD))]
+    )
+    description = T["std_msgs/msg/String"](data=urdf_text(system, PREDICTED, "odom"))
+    return {
+        "/robot_description": ("std_msgs/msg/String", [(stamps[0], description)]),
+        "/tf_static": ("tf2_msgs/msg/TFMessage", [(stamps[0], static)]),
+        "/tf": ("tf2_msgs/msg/TFMessage", tf),
+    }

@@ -29,6 +29,13 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
 - ``battery_voltage`` (V; 0: the description's): the supply voltage of the thrusters modelled
   from Blue Robotics' T200 tables (preset ``t200``, 10-20 V); ``ros2 param set`` changes it
   while the simulation runs (a value outside 10-20 V is refused).
+- ``marker_rate`` (Hz of simulated time, 10; 0: off): how often ``markers`` (thrust arrows,
+  water surface, seabeds, current) are published for RViz, and at most 30 times a wall-clock
+  second when the simulation runs faster than real time; ``robot_description`` is published
+  once.
+- ``web_view_port`` (0: off; e.g. 9090): the browser view (``uvms_sim.viz.rerun_view``): Rerun's
+  web viewer served on this port (its data stream on the next one), at most ``web_view_rate``
+  (Hz, 30) frames per simulated and per wall-clock second; the address is logged at start.
 - ``sitl_port`` (0: off; ArduPilot's is 9002), ``sitl_bind`` (``127.0.0.1``): be the physics
   of a real ArduSub SITL (``uvms_sim.hil.sitl_json``): the simulation then steps in lock-step
   with SITL's frames (its own pacing and the emulated ArduSub are off) while the node keeps
@@ -48,7 +55,9 @@ one description each vehicle's topics are under ``<vehicle>/``):
   (std_msgs/Float64, m down), ``thrusters/thrust`` (std_msgs/Float64MultiArray, N, servo
   order), ``thrusters/current`` (std_msgs/Float64MultiArray, A, servo order: the tables'
   supply current of each T200 at its command), ``joint_states``, ``/tf`` and ``/tf_static``
-  (odom -> base_link -> every link; odom_ned, base_link_frd), ``/clock`` with ``use_sim_time``, and with
+  (odom -> base_link -> every link; odom_ned, base_link_frd), ``robot_description``
+  (std_msgs/String, transient local: the URDF with visuals, links named as the TF frames),
+  ``markers`` (visualization_msgs/MarkerArray), ``/clock`` with ``use_sim_time``, and with
   ``publish_joint_wrenches`` ``joint_wrenches/<joint>`` (geometry_msgs/WrenchStamped, the
   force the parent applies to the child link, in the child link's axes).
 - services: ``reset`` (std_srvs/Trigger: back to the initial state, inputs neutral, simulated
@@ -65,6 +74,7 @@ import math
 import signal
 import sys
 import threading
+import time
 
 import numpy as np
 import rclpy
@@ -98,6 +108,7 @@ from ..sensors import absolute_pressure, current_accelerations, specific_force
 from ..simulator import Simulator
 from . import messages
 from .mavros_shim import MavrosShim, infer_frame, wanted
+from .scene import Scene
 
 PARAMETERS = {
     "description": "bluerov2",
@@ -119,6 +130,9 @@ PARAMETERS = {
     "world_offset": [0.0, 0.0, 0.0],
     "local_position_frame_id": "",
     "local_position_child_frame_id": "",
+    "marker_rate": 10.0,
+    "web_view_port": 0,
+    "web_view_rate": 30.0,
 }
 
 
@@ -134,7 +148,11 @@ RANGES = {
     "command_timeout": (0.0, 3600.0),
     "battery_voltage": (0.0, 20.0),
     "sitl_port": (0, 65535),
+    "marker_rate": (0.0, 1000.0),
+    "web_view_port": (0, 65534),
+    "web_view_rate": (0.1, 1000.0),
 }
+MARKER_WALL_RATE = 30.0  # Hz: markers at most this often in wall-clock time, however fast the simulation runs
 MAX_POSITION = 1.0e5  # m: a set_pose farther from the origin than this is refused
 
 
@@ -434,6 +452,17 @@ class SimulatorNode(Node):
         self.loop.on_publish = self.publish_tick
         self.loop.on_failure = self.recover
         self.publish_static()
+        self.scene = Scene(self, self.system, get("frame_prefix"), self.frame_id)
+        marker_rate = float(get("marker_rate"))
+        self.ticks_per_marker = max(1, round(float(get("publish_rate")) / marker_rate)) if marker_rate else 0
+        self.next_marker_wall = 0.0
+        self.view = None
+        if int(get("web_view_port")):
+            from ..viz.rerun_view import RerunView
+
+            self.view = RerunView(
+                self.system, web_port=int(get("web_view_port")), rate=float(get("web_view_rate"))
+            )
         # Physics runs in its own thread so that subscriptions are served however fast it
         # steps (a zero-period timer would starve them); ROS callbacks only set inputs.
         self.stop_event = threading.Event()
@@ -476,6 +505,7 @@ class SimulatorNode(Node):
             vehicles.append(f"{io.frames.name} ({len(io.thrusters)} thrusters, {driver})")
         r = self.rates
         world = f"{self.world_frame} -> " if self.world_frame else ""
+        view = f"; browser view at {self.view.page}" if self.view is not None else ""
         clock = f"simulated time (/clock at {r['clock_rate']:g} Hz)" if self.sim_time else "wall-clock time"
         rtf = self.loop.real_time_factor
         pace = "as fast as possible" if rtf == 0 else f"real-time factor {rtf:g}"
@@ -483,7 +513,7 @@ class SimulatorNode(Node):
             f"{self.system.name} from {self.description_path}: {len(self.vehicles)} vehicle(s): "
             f"{', '.join(vehicles)}; {self.sim.model.nv} DOF; TF {world}{self.frame_id} -> "
             f"{', '.join(io.frames.flu for io in self.vehicles)}; physics {r['physics_rate']:g} Hz, "
-            f"publish {r['publish_rate']:g} Hz; {clock}, {pace}"
+            f"publish {r['publish_rate']:g} Hz; {clock}, {pace}{view}"
         )
 
     def world_pose(self, pose: Pose) -> Pose:
@@ -652,9 +682,22 @@ class SimulatorNode(Node):
             self.get_logger().warning(f"no joint_commands for {self.loop.timeout} s: joints to zero effort")
 
     def publish_tick(self) -> None:
-        """The loop's publish hook: the state, and mavros/state at about 5 Hz."""
+        """The loop's publish hook: the state, mavros/state at about 5 Hz, the markers and the
+        browser view at their rates."""
         try:
             self.publish_state()
+            marker = self.ticks_per_marker and self.loop.ticks % self.ticks_per_marker == 0
+            if marker:  # and at most MARKER_WALL_RATE a wall-clock second: no viewer draws more
+                now = time.monotonic()
+                marker = now >= self.next_marker_wall
+                self.next_marker_wall = now + 1.0 / MARKER_WALL_RATE if marker else self.next_marker_wall
+            if marker or self.view is not None:
+                sim = self.sim
+                thrust = None if sim.thrusters is None else sim.thrusters.thrust
+                if self.view is not None:
+                    self.view.update(sim.state.t, sim.state.q, thrust)
+                if marker:
+                    self.scene.publish(self.stamp(), sim.state.t, self.scene.frame(sim.state.q, thrust))
             if self.loop.ticks % self.ticks_per_state == 0:
                 for io in self.vehicles:
                     if io.shim is not None:

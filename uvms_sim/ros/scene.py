@@ -1,0 +1,90 @@
+"""What RViz (or Foxglove) needs to show the simulation: the URDF on ``robot_description``
+(std_msgs/String, transient local, as robot_state_publisher offers it; link names are the TF
+frames), and a MarkerArray on ``markers``: each thruster's thrust as an arrow (green forward,
+red reverse; ``viz.scene.ARROW_SCALE`` m per newton), the water surface and the seabeds as
+translucent plates, and the water current at each vehicle as a blue arrow (1 m per m/s), all in
+the world frame (``frame_id``)."""
+
+from __future__ import annotations
+
+from geometry_msgs.msg import Point
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from std_msgs.msg import ColorRGBA, String
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ..model.naming import tf_names
+from ..model.system import System
+from ..model.urdf_writer import urdf_text
+from ..viz.scene import SURFACE_HALF_SIZE, Frame, SceneState
+
+FORWARD, REVERSE, WATER, SEABED, CURRENT = (
+    (0.15, 0.8, 0.25, 1.0), (0.85, 0.2, 0.15, 1.0), (0.25, 0.55, 0.85, 0.25), (0.6, 0.5, 0.35, 0.6),
+    (0.1, 0.3, 0.95, 1.0),
+)  # fmt: skip
+
+
+def _color(rgba) -> ColorRGBA:
+    return ColorRGBA(r=float(rgba[0]), g=float(rgba[1]), b=float(rgba[2]), a=float(rgba[3]))
+
+
+def _point(p) -> Point:
+    return Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+
+
+class Scene:
+    """Publishes ``robot_description`` once (latched) and ``markers`` on each ``publish``."""
+
+    def __init__(self, node: Node, system: System, prefix: str, frame_id: str) -> None:
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.description = node.create_publisher(String, "robot_description", latched)
+        self.description.publish(String(data=urdf_text(system, prefix, frame_id)))
+        self.markers = node.create_publisher(MarkerArray, "markers", 10)
+        self.frame_id = frame_id
+        self.state = SceneState(system)
+        _, vehicles = tf_names(system, prefix)
+        self.roots = [vf.root for vf in vehicles]
+        self.thruster_names = [t.name for t in system.thrusters]
+
+    def _marker(self, stamp, ns: str, k: int, kind: int, rgba) -> Marker:
+        m = Marker()
+        m.header.stamp = stamp
+        m.header.frame_id = self.frame_id
+        m.ns, m.id, m.type, m.action = ns, k, kind, Marker.ADD
+        m.pose.orientation.w = 1.0
+        m.color = _color(rgba)
+        return m
+
+    def _plate(self, stamp, ns: str, k: int, z: float, rgba) -> Marker:
+        m = self._marker(stamp, ns, k, Marker.CUBE, rgba)
+        m.pose.position.z = z
+        m.scale.x = m.scale.y = 2.0 * SURFACE_HALF_SIZE
+        m.scale.z = 0.01
+        return m
+
+    def frame(self, q, thrust) -> Frame:
+        return self.state.frame(q, thrust)
+
+    def publish(self, stamp, t: float, frame: Frame) -> None:
+        out = MarkerArray()
+        for k, (origin, arrow, f) in enumerate(
+            zip(frame.arrow_origins, frame.arrows, frame.thrust, strict=True)
+        ):
+            m = self._marker(stamp, "thrust", k, Marker.ARROW, FORWARD if f >= 0 else REVERSE)
+            m.points = [_point(origin), _point(origin + arrow)]
+            m.scale.x, m.scale.y, m.scale.z = 0.015, 0.03, 0.04  # shaft and head diameters, head length
+            m.text = self.thruster_names[k]
+            out.markers.append(m)
+        surface = self.state.surface_height()
+        if surface is not None:
+            out.markers.append(self._plate(stamp, "water_surface", 0, surface, WATER))
+        for k, z in enumerate(self.state.seabed_heights()):
+            out.markers.append(self._plate(stamp, "seabed", k, z - 0.01, SEABED))
+        current = self.state.current(t)
+        for k, root in enumerate(self.roots):
+            m = self._marker(stamp, "current", k, Marker.ARROW, CURRENT)
+            start = frame.p[root] + [0.0, 0.0, 0.4]
+            m.points = [_point(start), _point(start + current)]
+            m.scale.x, m.scale.y, m.scale.z = 0.02, 0.05, 0.06
+            out.markers.append(m)
+        self.markers.publish(out)
