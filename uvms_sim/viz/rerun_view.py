@@ -29,6 +29,7 @@ from ..model.visual import Visual, thruster_visual
 from .scene import SURFACE_HALF_SIZE, SceneState
 
 FORWARD, REVERSE = (40, 200, 60), (220, 50, 40)
+ARROW_RADIUS = 0.012  # m
 
 
 def _rgba(v: Visual) -> list[int]:
@@ -160,7 +161,9 @@ class RerunView:
             rec.log(f"world/{name}", rr.Transform3D(translation=frame.p[i], mat3x3=frame.R[i]))
         if len(frame.arrows):
             colors = [FORWARD if f >= 0 else REVERSE for f in frame.thrust]
-            arrows = rr.Arrows3D(origins=frame.arrow_origins, vectors=frame.arrows, colors=colors, radii=0.012)
+            arrows = rr.Arrows3D(
+                origins=frame.arrow_origins, vectors=frame.arrows, colors=colors, radii=ARROW_RADIUS
+            )
             rec.log("world/thrust", arrows)
             for name, f in zip((th.name for th in self.system.thrusters), frame.thrust, strict=True):
                 rec.log(f"plots/thrust/{name}", rr.Scalars(float(f)))
