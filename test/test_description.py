@@ -140,7 +140,8 @@ thrusters:
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_yaml_export_round_trip(name, tmp_path):
-    """save_yaml then load gives the same model, initial state and thrusters."""
+    """save_yaml then load gives the same model, initial state, thrusters, sensors and seafloor
+    (visuals: test_views.py)."""
     system = load(CONFIG / f"{name}.yaml")
     save_yaml(system, tmp_path / "out.yaml")
     again = load(tmp_path / "out.yaml")
@@ -153,6 +154,15 @@ def test_yaml_export_round_trip(name, tmp_path):
     ]
     for t1, t2 in zip(system.thrusters, again.thrusters, strict=True):
         np.testing.assert_allclose(t1.unit_wrench, t2.unit_wrench, rtol=0, atol=1e-15)
+    assert again.environment.seafloor == system.environment.seafloor
+    for v1, v2 in zip(system.vehicles, again.vehicles, strict=True):
+        assert [(s.type, s.name, s.link, s.params, s.noise) for s in v1.sensors] == [
+            (s.type, s.name, s.link, s.params, s.noise) for s in v2.sensors
+        ]
+        for s1, s2 in zip(v1.sensors, v2.sensors, strict=True):
+            np.testing.assert_allclose(
+                np.r_[s1.position, s1.rpy], np.r_[s2.position, s2.rpy], rtol=0, atol=1e-15
+            )
 
 
 def test_cli_check_and_convert(tmp_path, capsys):

@@ -89,6 +89,10 @@ def test_descriptions_say_how_links_look_and_bad_visuals_are_named(tmp_path):
     assert shapes[1].cylinder.length == pytest.approx(0.4) and shapes[2].sphere.radius == pytest.approx(0.05)
     assert shapes[3].mesh.filename == "package://my_rov/meshes/frame.stl"
     assert np.allclose(urdf.link_map["base_link_frd"].visuals[0].material.color.rgba, [0, 0, 1, 1])
+    from uvms_sim.model.export import save_yaml
+
+    save_yaml(load(tmp_path / "custom.yaml"), tmp_path / "again.yaml")  # the visuals survive an export
+    assert urdf_text(load(tmp_path / "again.yaml")) == urdf_text(load(tmp_path / "custom.yaml"))
     for bad, why in (
         ("{box: [0.5, 0.3, 0.2], sphere: 0.1}", "exactly one of"),
         ("{box: [0.5, -0.3, 0.2]}", "positive sizes"),

@@ -54,7 +54,9 @@ class SimulationLoop:
     """Steps ``sim`` at ``dt``; see the module docstring.
 
     Hooks: ``on_autopilot(period)`` every ``autopilot_every`` steps (before stepping),
-    ``on_clock()`` every ``clock_every`` steps, ``on_publish()`` at the end of each tick; in
+    ``on_clock()`` every ``clock_every`` steps, ``on_sensor(step)`` after every
+    ``sensor_every``-th step of the whole run (``step`` counts from the start: the sensors'
+    periods stay exact across ticks), ``on_publish()`` at the end of each tick; in
     ``run``, ``on_failure(exc)`` when a tick raises FloatingPointError or ValueError (a state
     that cannot go on: the hook restarts the vehicles; anything else propagates).
     """
@@ -64,10 +66,12 @@ class SimulationLoop:
     publish_every: int = 1
     clock_every: int = 0  # 0: no clock hook
     autopilot_every: int = 1
+    sensor_every: int = 0  # 0: no sensor hook
     real_time_factor: float = 1.0
     timeout: float = 0.5
     on_autopilot: list[Callable[[float], None]] = field(default_factory=list)
     on_clock: Callable[[], None] | None = None
+    on_sensor: Callable[[int], None] | None = None
     on_publish: Callable[[], None] | None = None
     on_failure: Callable[[Exception], None] | None = None
     clock: Callable[[], float] = time.monotonic
@@ -111,7 +115,7 @@ class SimulationLoop:
     # -- the loop -------------------------------------------------------------------------------
     def tick(self) -> None:
         """One publish period (see the module docstring)."""
-        spa, spc, spp = self.autopilot_every, self.clock_every, self.publish_every
+        spa, spc, spp, sps = self.autopilot_every, self.clock_every, self.publish_every, self.sensor_every
         with self.lock:
             k = 0
             while k < spp:
@@ -124,9 +128,13 @@ class SimulationLoop:
                 n = min(spp - k, spa - self.step_count % spa)
                 if spc:
                     n = min(n, spc - k % spc)
+                if sps:
+                    n = min(n, sps - self.step_count % sps)
                 self.sim.advance(self.dt, n)
                 self.step_count += n
                 k += n
+                if sps and self.step_count % sps == 0 and self.on_sensor is not None:
+                    self.on_sensor(self.step_count)
                 if spc and k % spc == 0 and self.on_clock is not None:
                     self.on_clock()
             self.ticks += 1

@@ -20,6 +20,30 @@ class CurrentProfile(Protocol):
     def acceleration(self, t: float) -> Array: ...
 
 
+@dataclass(frozen=True)
+class Seafloor:
+    """The seabed the acoustic sensors see (altimeter, DVL): a plane through NED z = ``depth``
+    below the world origin, sloping by ``slope`` = (dz/dx, dz/dy) (NED: positive deeper to the
+    north / east)."""
+
+    depth: float
+    slope: tuple[float, float] = (0.0, 0.0)
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.depth) and all(np.isfinite(s) for s in self.slope)):
+            raise ValueError("seafloor depth and slope must be finite")
+
+    @property
+    def normal(self) -> Array:
+        """Unit normal pointing up out of the seabed (NED)."""
+        n = np.array([self.slope[0], self.slope[1], -1.0])
+        return n / np.linalg.norm(n)
+
+    def distance(self, p: Array) -> float:
+        """Height of point ``p`` (NED) above the seabed along its normal (negative: below)."""
+        return float(self.normal @ (np.asarray(p, dtype=float) - np.array([0.0, 0.0, self.depth])))
+
+
 @dataclass
 class Environment:
     """Gravity and fluid state, all in the world NED frame.
@@ -39,6 +63,7 @@ class Environment:
     current_acceleration: Array = field(default_factory=lambda: np.zeros(3))
     current_profile: CurrentProfile | None = None
     surface: float | None = None  # NED depth of the free surface (0: sea level); None: water everywhere
+    seafloor: Seafloor | None = None  # what the acoustic sensors see; None: no seabed in range
 
     def __post_init__(self) -> None:
         self.current = np.asarray(self.current, dtype=float).reshape(3)

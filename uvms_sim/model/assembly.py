@@ -93,6 +93,7 @@ def assemble(top: Cursor, base_dir: Path, source: Path) -> System:
                 tuple(v.thrusters),
                 v.thruster_model,
                 v.frame,
+                v.sensors,
             )
             for v in vehicles
         ),

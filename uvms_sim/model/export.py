@@ -80,6 +80,8 @@ def _hydro(h: Hydrodynamics) -> dict:
 def _environment(system: System) -> dict:
     env = system.environment
     out: dict = {"gravity": _num(env.gravity), "water_density": _num(env.density), "surface": env.surface}
+    if env.seafloor is not None:
+        out["seafloor"] = {"depth": _num(env.seafloor.depth), "slope": _vec(env.seafloor.slope)}
     prof = env.current_profile
     if isinstance(prof, SinusoidalCurrent):
         out["current"] = {
@@ -131,7 +133,34 @@ def _link_entry(b) -> dict:
         link["inertia"] = _diag_or_matrix(b.inertia)
     if b.hydro is not None and _hydro(b.hydro):
         link["hydrodynamics"] = _hydro(b.hydro)
+    if b.visuals:
+        link["visual"] = [_visual_entry(v) for v in b.visuals]
     return link
+
+
+def _visual_entry(v) -> dict:
+    size = {"box": _vec, "cylinder": lambda s: {"radius": _num(s[0]), "length": _num(s[1])},
+            "sphere": lambda s: _num(s[0]), "mesh": lambda s: v.mesh}[v.shape](v.size)  # fmt: skip
+    out: dict = {v.shape: size, "xyz": _vec(v.xyz), "rpy": _vec(v.rpy), "color": _vec(v.color)}
+    if v.shape == "mesh":
+        out["scale"] = _vec(v.size)
+    return out
+
+
+def _sensor_entry(s, root: str) -> dict:
+    from .sensor_specs import DEFAULTS
+
+    out: dict = {"type": s.type, "name": s.name}
+    if s.link != root:
+        out["link"] = s.link
+    if np.any(s.position):
+        out["position"] = _vec(s.position)
+    if np.any(s.rpy):
+        out["rpy"] = _vec(s.rpy)
+    out.update({k: _num(v) for k, v in s.params if v != DEFAULTS[s.type][k]})
+    if not s.noise:
+        out["noise"] = False
+    return out
 
 
 def _thruster_entry(t) -> dict:
@@ -179,6 +208,8 @@ def system_to_dict(system: System) -> dict:
             entry["joints"] = joints
         if veh.thrusters:
             entry["thrusters"] = [_thruster_entry(t) for t in veh.thrusters]
+        if veh.sensors:
+            entry["sensors"] = [_sensor_entry(s, veh.root) for s in veh.sensors]
         if veh.thruster_model != Vehicle.thruster_model:
             entry["thruster_model"] = {
                 k: (v if isinstance(v, str) else _num(v)) for k, v in veh.thruster_model

@@ -15,12 +15,14 @@ import numpy as np
 
 from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
 from ..hydro.drag import CylinderDrag
-from ..hydro.environment import STANDARD_GRAVITY, Environment
+from ..hydro.environment import STANDARD_GRAVITY, Environment, Seafloor
 from ..hydro.hull import SHAPES, make_hull, shape_columns
 from ..hydro.params import Hydrodynamics, sname_term, sname_value
 from ..log import logger
 from ..spatial import Array, shift_to_origin
 from .body import inertia_problem
+from .sensor_specs import DEFAULTS as SENSOR_DEFAULTS
+from .sensor_specs import SensorSpec
 from .system import (
     THRUSTER_MODEL_KEYS,
     THRUSTER_MODEL_RANGES,
@@ -80,6 +82,7 @@ class VehicleSpec:
     initial_positions: dict[str, tuple[float, Cursor]]
     cur: Cursor
     frame: str = "frd"
+    sensors: tuple[SensorSpec, ...] = ()
 
 
 def read_contacts(cur: Cursor, links: set[str]) -> tuple[tuple[Seabed, ...], tuple[Anchor, ...]]:
@@ -120,11 +123,15 @@ def read_environment(cur: Cursor) -> Environment:
     if "surface" in cur:
         surface = None if cur["surface"].value is None else cur["surface"].number()
     env.surface = surface
+    if "seafloor" in cur:
+        sf = cur["seafloor"].mapping(("depth",), ("slope",))
+        slope = sf["slope"].vector(2) if "slope" in sf else np.zeros(2)
+        env.seafloor = Seafloor(sf["depth"].number(), (float(slope[0]), float(slope[1])))
     return env
 
 
 def _environment_without_surface(cur: Cursor) -> Environment:
-    cur.mapping(optional=("gravity", "water_density", "current", "surface"))
+    cur.mapping(optional=("gravity", "water_density", "current", "surface", "seafloor"))
     g = cur["gravity"].number(lo=0.0) if "gravity" in cur else STANDARD_GRAVITY
     rho = cur["water_density"].number(positive=True) if "water_density" in cur else 1000.0
     if "current" not in cur:
@@ -176,6 +183,7 @@ VEHICLE_KEYS = (
     "thruster_model",
     "initial_pose",
     "initial_positions",
+    "sensors",
     "description",
 )
 
@@ -275,9 +283,58 @@ def read_vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
         init = {prefix + str(k): (c.number(), c) for k, c in init_cur.items()}
     tm_cur = pick("thruster_model")
     thruster_model = _thruster_model(tm_cur) if tm_cur is not None else (("preset", "t200_16v"),)
-    return VehicleSpec(
-        name, root, links, joints, thrusters, thruster_model, base, position, rpy, init, cur, frame
+    sensors = (
+        [_sensor(sc, prefix, link_names, root) for sc in cur["sensors"].seq("a list of sensors")]
+        if "sensors" in cur
+        else []
     )
+    if "sensors" in cur:
+        _unique(sensors, cur["sensors"], "name", lambda s: s.name)
+    return VehicleSpec(
+        name,
+        root,
+        links,
+        joints,
+        thrusters,
+        thruster_model,
+        base,
+        position,
+        rpy,
+        init,
+        cur,
+        frame,
+        tuple(sensors),
+    )
+
+
+def _sensor(cur: Cursor, prefix: str, links: set[str], root: str) -> SensorSpec:
+    """``{type: imu|pressure|magnetometer|altimeter|dvl, name, link, position, rpy, rate, noise,
+    <parameters>}`` (``model.sensor_specs``)."""
+    cur.mapping(("type",), optional=cur.keys())
+    kind = cur["type"].text()
+    if kind not in SENSOR_DEFAULTS:
+        raise cur["type"].error(f"expected one of {list(SENSOR_DEFAULTS)}, got {kind!r}")
+    cur.mapping(
+        ("type",), ("name", "link", "position", "rpy", "noise", "description", *SENSOR_DEFAULTS[kind])
+    )
+    link = prefix + cur["link"].text() if "link" in cur else root
+    if link not in links:
+        raise (cur["link"] if "link" in cur else cur).error(
+            f"no link named {link!r}; links are {sorted(links)}"
+        )
+    params = tuple((k, cur[k].number(lo=0.0)) for k in SENSOR_DEFAULTS[kind] if k in cur)
+    try:
+        return SensorSpec(
+            kind,
+            prefix + (cur["name"].text() if "name" in cur else kind),
+            link,
+            cur["position"].vector(3) if "position" in cur else np.zeros(3),
+            _angles(cur["rpy"]) if "rpy" in cur else np.zeros(3),
+            params,
+            cur["noise"].boolean() if "noise" in cur else True,
+        )
+    except ValueError as exc:
+        raise cur.error(str(exc)) from None
 
 
 def _thruster_model(cur: Cursor) -> tuple[tuple[str, object], ...]:

@@ -84,6 +84,7 @@ class Vehicle:
     thrusters: tuple[Thruster, ...] = ()
     thruster_model: tuple[tuple[str, object], ...] = (("preset", "t200_16v"),)
     frame: str = "frd"  # axes of the description's root link: frd, or flu (the root is then <name>_frd)
+    sensors: tuple = ()  # model.sensor_specs.SensorSpec: what the vehicle carries besides ground truth
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,10 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   water surface, seabeds, current) are published for RViz, and at most 30 times a wall-clock
   second when the simulation runs faster than real time; ``robot_description`` is published
   once.
+- ``sensor_noise`` (true), ``sensor_seed`` (0): the noisy sensors a description declares
+  (``vehicles[].sensors``: IMU, pressure, magnetometer, altimeter, DVL) publish on
+  ``sensors/<name>`` (``uvms_sim.ros.sensor_topics``), deterministic for a seed; false: exact
+  readings on the same topics.
 - ``web_view_port`` (0: off; e.g. 9090): the browser view (``uvms_sim.viz.rerun_view``): Rerun's
   web viewer served on this port (its data stream on the next one), at most ``web_view_rate``
   (Hz, 30) frames per simulated and per wall-clock second; the address is logged at start.
@@ -105,10 +109,13 @@ from ..model import ConfigError, load
 from ..model.configs import resolve
 from ..model.kinematics import placements
 from ..sensors import absolute_pressure, current_accelerations, specific_force
+from ..sensors.estimator import Estimator
+from ..sensors.suite import SensorSuite
 from ..simulator import Simulator
 from . import messages
 from .mavros_shim import MavrosShim, infer_frame, wanted
 from .scene import Scene
+from .sensor_topics import SensorTopics
 
 PARAMETERS = {
     "description": "bluerov2",
@@ -131,6 +138,8 @@ PARAMETERS = {
     "local_position_frame_id": "",
     "local_position_child_frame_id": "",
     "marker_rate": 10.0,
+    "sensor_noise": True,
+    "sensor_seed": 0,
     "web_view_port": 0,
     "web_view_rate": 30.0,
 }
@@ -149,6 +158,7 @@ RANGES = {
     "battery_voltage": (0.0, 20.0),
     "sitl_port": (0, 65535),
     "marker_rate": (0.0, 1000.0),
+    "sensor_seed": (0, 2**31 - 1),
     "web_view_port": (0, 65534),
     "web_view_rate": (0.1, 1000.0),
 }
@@ -240,6 +250,7 @@ class VehicleIO:
         self.pwm_deadline = node.loop.deadline(self.pwm_expired)
         self.wrench_deadline = node.loop.deadline(self.wrench_expired)
         self.shim: MavrosShim | None = None
+        self.estimator: Estimator | None = None
         frame = node.get_parameter("ardusub_frame").value
         if node.sitl is not None:
             frame = "none"  # the real ArduSub in SITL drives the thrusters
@@ -247,6 +258,26 @@ class VehicleIO:
             frame = infer_frame([motors[k] for k in self.thrusters]) if self.thrusters else None
         if frame and frame != "none":
             self.shim = MavrosShim(node, self, frame, node.get_parameter("mavros_namespace").value)
+
+    def estimated(self, stamp, q, v) -> tuple[Odometry, Imu]:
+        """Odometry and IMU messages of the estimate (``sensors.estimator``), with covariances
+        that say how well it knows: orientation and rates to about 1 degree and 0.01 rad/s, depth
+        to 5 cm, horizontal position to 0.5 m with a DVL (unknown without one)."""
+        est = self.estimator
+        assert est is not None
+        est.update_truth(q, v)
+        qe, ve = est.state()
+        node = self.node
+        odom = messages.odometry(stamp, node.frame_id, self.frames.flu, qe, ve)
+        horizontal = 0.25 if "dvl" in est.has else 1e6
+        odom.pose.covariance = (
+            np.diag([horizontal, horizontal, 0.0025, 3e-4, 3e-4, 3e-4]).reshape(-1).tolist()
+        )
+        odom.twist.covariance = np.diag([0.01, 0.01, 0.01, 1e-4, 1e-4, 1e-4]).reshape(-1).tolist()
+        accel = est.accel if est.accel is not None else np.array([0.0, 0.0, -node.sim.env.gravity])
+        imu = messages.imu(stamp, self.frames.flu, qe[3:7], ve[3:6], accel)
+        imu.orientation_covariance = np.diag([3e-4] * 3).reshape(-1).tolist()
+        return odom, imu
 
     def on_pwm(self, msg: UInt16MultiArray) -> None:
         node = self.node
@@ -344,6 +375,8 @@ class VehicleIO:
             if want_imu:
                 self.imu.publish(imu)
         if self.shim is not None:
+            if self.estimator is not None:  # what its sensors tell the autopilot, not the truth
+                odom, imu = self.estimated(stamp, q, v)
             self.shim.publish(stamp, odom, imu)
         depth = float(data.p_world[root][2])
         if wanted(self.pressure):
@@ -451,6 +484,22 @@ class SimulatorNode(Node):
         self.loop.on_clock = self.clock_tick if self.sim_time else None
         self.loop.on_publish = self.publish_tick
         self.loop.on_failure = self.recover
+        self.sensor_topics = None
+        self.estimators: dict[str, Estimator] = {}
+        if any(v.sensors for v in self.system.vehicles):
+            suite = SensorSuite(
+                self.system, self.dt, seed=int(get("sensor_seed")), noise=bool(get("sensor_noise"))
+            )
+            self.sensor_topics = SensorTopics(self, self.system, suite, get("frame_prefix"), self.tf_names)
+            self.loop.sensor_every = suite.every
+            self.loop.on_sensor = self.sensor_tick
+            # the emulated ArduSub of a vehicle with sensors reports what they tell it
+            for io in self.vehicles:
+                if io.shim is not None:
+                    mine = [s for s in suite.sensors if s.vehicle == io.frames.name]
+                    if mine:
+                        io.estimator = Estimator(mine, self.sim.env.density, self.sim.env.gravity)
+                        self.estimators[io.frames.name] = io.estimator
         self.publish_static()
         self.scene = Scene(self, self.system, get("frame_prefix"), self.frame_id)
         marker_rate = float(get("marker_rate"))
@@ -486,8 +535,12 @@ class SimulatorNode(Node):
             source._clock_sub = None
 
     def stamp(self) -> Time:
+        return self.stamp_at(self.sim.state.t)
+
+    def stamp_at(self, t: float) -> Time:
+        """The stamp of simulated time ``t``: itself with ``use_sim_time``, else the wall clock."""
         if self.sim_time:
-            ns = round(self.sim.state.t * 1e9)
+            ns = round(t * 1e9)
             return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
         return self.get_clock().now().to_msg()
 
@@ -706,6 +759,22 @@ class SimulatorNode(Node):
             if self.context.ok():
                 raise
 
+    def sensor_tick(self, step: int) -> None:
+        """The loop's sensor hook: the noisy sensors that are due, on their topics."""
+        if self.sensor_topics is None:
+            return
+        try:
+            readings = self.sensor_topics.suite.sample(self.sim, step)
+            self.sensor_topics.publish(readings, self.stamp_at)
+            surface = self.sim.env.surface or 0.0
+            for r in readings:
+                estimator = self.estimators.get(r.sensor.vehicle)
+                if estimator is not None:
+                    estimator.reading(r, surface)
+        except Exception:  # the context is shutting down under us
+            if self.context.ok():
+                raise
+
     def clock_tick(self) -> None:
         """The loop's clock hook: /clock and this node's own clock."""
         try:
@@ -747,6 +816,8 @@ class SimulatorNode(Node):
                         stamp, self.tf_names[model.parents[i]], self.tf_names[i], data.E[i].T, data.r[i]
                     )
                 )
+        if self.sensor_topics is not None:
+            out += self.sensor_topics.static_transforms(stamp)
         self.tf_static_pub.publish(TFMessage(transforms=out))
 
     def publish_state(self) -> None:

@@ -9,8 +9,8 @@
 
 from __future__ import annotations
 
-from .dynamics.kinematics import body_accelerations
-from .spatial import Array, cross
+from ..dynamics.kinematics import body_accelerations
+from ..spatial import Array, cross
 
 P_ATM = 101325.0  # Pa
 

@@ -1,0 +1,113 @@
+"""Acoustic sensors that see the seabed (``hydro.environment.Seafloor``, a plane).
+
+Altimeter (Ping2 class): the range along the sensor's x axis (the ROS Range convention) to the
+nearest seabed point inside its beam, a cone of full angle ``beam_width``: the distance ``h``
+to the plane if the perpendicular to the seabed lies inside the cone, else ``h / cos(theta -
+half width)`` for an axis ``theta`` away from the perpendicular, the cone's nearest edge.
+Beyond ``max_range`` (or no seabed, or a cone that never meets it) there is no return (+inf);
+closer than ``min_range``, -inf (REP 117). Noise: ``noise`` times the range.
+
+DVL (Water Linked A50 class): four beams at ``beam_angle`` from the DVL's z axis (its
+boresight, down when mounted level in an FRD link), at azimuths 45, 135, 225 and 315 degrees.
+Each beam measures its range to the seabed and the velocity of the DVL over the seabed along
+itself, with white noise ``velocity_noise``. A beam whose range is outside
+``[min_altitude, max_altitude]`` (or that never meets the seabed) drops; with three or four
+beams the velocity (DVL axes) is their least-squares solution with covariance
+``sigma^2 (B^T B)^-1``; with fewer it is invalid. The altitude is the mean of the valid beams'
+ranges times ``cos(beam_angle)``; the figure of merit the largest standard deviation of the
+velocity's covariance.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..hydro.environment import Seafloor
+from ..model.sensor_specs import SensorSpec
+from .mount import Mount
+
+Array = np.ndarray
+AZIMUTHS = np.radians([45.0, 135.0, 225.0, 315.0])
+
+
+def beam_range(seafloor: Seafloor | None, p: Array, direction: Array) -> float:
+    """Distance along the unit ``direction`` (world) from ``p`` to the seabed; inf if it
+    never meets it (or ``p`` is under it)."""
+    if seafloor is None:
+        return math.inf
+    h = seafloor.distance(p)
+    down = -float(seafloor.normal @ direction)
+    return h / down if h > 0.0 and down > 1e-12 else math.inf
+
+
+def cone_range(seafloor: Seafloor | None, p: Array, axis: Array, half_angle: float) -> float:
+    """Nearest seabed distance inside a cone of ``half_angle`` about the unit ``axis``."""
+    if seafloor is None:
+        return math.inf
+    h = seafloor.distance(p)
+    if h <= 0.0:
+        return math.inf
+    theta = math.acos(max(-1.0, min(1.0, -float(seafloor.normal @ axis))))
+    off = max(0.0, theta - half_angle)
+    return h / math.cos(off) if off < math.pi / 2 - 1e-12 else math.inf
+
+
+class Altimeter:
+    def __init__(self, spec: SensorSpec, mount: Mount, rng: np.random.Generator) -> None:
+        self.spec, self.mount, self.rng = spec, mount, rng
+        self.half = 0.5 * spec.value("beam_width")
+        self.lo, self.hi = spec.value("min_range"), spec.value("max_range")
+
+    def read(self, data, seafloor: Seafloor | None) -> float:
+        R, p = self.mount.world(data)
+        r = cone_range(seafloor, p, R[:, 0], self.half)
+        if r > self.hi:
+            return math.inf
+        if self.spec.noise:
+            r += self.spec.value("noise") * r * float(self.rng.standard_normal())
+        return -math.inf if r < self.lo else r
+
+
+@dataclass
+class DvlReading:
+    velocity: Array  # DVL axes, m/s (NaN when invalid)
+    covariance: Array  # 3 x 3
+    valid: bool
+    altitude: float  # m (NaN when no beam is valid)
+    ranges: Array  # per beam, m (NaN for a beam that dropped)
+    figure_of_merit: float  # m/s
+
+
+class Dvl:
+    def __init__(self, spec: SensorSpec, mount: Mount, rng: np.random.Generator) -> None:
+        self.spec, self.mount, self.rng = spec, mount, rng
+        b = spec.value("beam_angle")
+        self.cos_beam = math.cos(b)
+        self.beams = np.column_stack(
+            [math.sin(b) * np.cos(AZIMUTHS), math.sin(b) * np.sin(AZIMUTHS), np.full(4, math.cos(b))]
+        )  # rows: unit beam directions, DVL axes
+        self.lo, self.hi = spec.value("min_altitude"), spec.value("max_altitude")
+        self.sigma = spec.value("velocity_noise")
+
+    def read(self, data, seafloor: Seafloor | None) -> DvlReading:
+        R, p = self.mount.world(data)
+        ranges = np.array([beam_range(seafloor, p, R @ b) for b in self.beams])
+        ok = (ranges >= self.lo) & (ranges <= self.hi)
+        ranges = np.where(ok, ranges, np.nan)
+        v = self.mount.point_velocity(data)
+        if ok.sum() < 3:
+            altitude = float(np.nanmean(ranges) * self.cos_beam) if ok.any() else math.nan
+            return DvlReading(np.full(3, np.nan), np.full((3, 3), np.nan), False, altitude, ranges, math.inf)
+        B = self.beams[ok]
+        measured = B @ v
+        if self.spec.noise:
+            measured = measured + self.sigma * self.rng.standard_normal(len(measured))
+        velocity = np.linalg.lstsq(B, measured, rcond=None)[0]
+        cov = (self.sigma**2 if self.spec.noise else 0.0) * np.linalg.inv(B.T @ B)
+        altitude = float(np.nanmean(ranges) * self.cos_beam)
+        return DvlReading(
+            velocity, cov, True, altitude, ranges, float(np.sqrt(np.linalg.eigvalsh(cov).max()))
+        )
