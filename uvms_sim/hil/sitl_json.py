@@ -9,6 +9,9 @@ Protocol (ArduPilot ``libraries/SITL/SIM_JSON.cpp`` and ``libraries/SITL/example
   newlines: ``timestamp`` (s, physics time), ``imu.gyro`` (rad/s, body) and ``imu.accel_body``
   (m/s², body, specific force), ``position`` and ``velocity`` (NED, m and m/s) and
   ``quaternion`` (w, x, y, z). ArduSub derives its depth/pressure from ``position``.
+  These are the ground truth, whatever sensors the description declares
+  (``vehicles[].sensors`` are for the ROS node): ArduPilot's SITL adds its own sensor models
+  and noise (``SIM_GYR1_RND``, ``SIM_ACC1_RND``, ``SIM_BARO_RND``, ...) to what it receives.
 - SIM_JSON does not use a JSON parser: it finds ``key`` by ``strstr``, skips the key and two
   characters (``":``) and runs ``sscanf(p, "[%f, %f, %f]")`` (or ``atof``) right there, so the
   object must be written with compact separators: ``"gyro":[1.0,2.0,3.0]``. A space after the
