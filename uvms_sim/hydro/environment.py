@@ -41,7 +41,8 @@ class Seafloor:
 
     def distance(self, p: Array) -> float:
         """Height of point ``p`` (NED) above the seabed along its normal (negative: below)."""
-        return float(self.normal @ (np.asarray(p, dtype=float) - np.array([0.0, 0.0, self.depth])))
+        s0, s1 = self.slope
+        return float((s0 * p[0] + s1 * p[1] - (p[2] - self.depth)) / np.sqrt(1.0 + s0 * s0 + s1 * s1))
 
 
 @dataclass

@@ -33,13 +33,13 @@ Array = np.ndarray
 AZIMUTHS = np.radians([45.0, 135.0, 225.0, 315.0])
 
 
-def beam_range(seafloor: Seafloor | None, p: Array, direction: Array) -> float:
+def beam_range(seafloor: Seafloor | None, p: Array, direction: Array, normal: Array | None = None) -> float:
     """Distance along the unit ``direction`` (world) from ``p`` to the seabed; inf if it
-    never meets it (or ``p`` is under it)."""
+    never meets it (or ``p`` is under it). ``normal``: the seabed's, if already at hand."""
     if seafloor is None:
         return math.inf
     h = seafloor.distance(p)
-    down = -float(seafloor.normal @ direction)
+    down = -float((seafloor.normal if normal is None else normal) @ direction)
     return h / down if h > 0.0 and down > 1e-12 else math.inf
 
 
@@ -91,10 +91,12 @@ class Dvl:
         )  # rows: unit beam directions, DVL axes
         self.lo, self.hi = spec.value("min_altitude"), spec.value("max_altitude")
         self.sigma = spec.value("velocity_noise")
+        self.inverses: dict[tuple, tuple] = {}  # per set of valid beams
 
     def read(self, data, seafloor: Seafloor | None) -> DvlReading:
         R, p = self.mount.world(data)
-        ranges = np.array([beam_range(seafloor, p, R @ b) for b in self.beams])
+        normal = None if seafloor is None else seafloor.normal
+        ranges = np.array([beam_range(seafloor, p, d, normal) for d in self.beams @ R.T])
         ok = (ranges >= self.lo) & (ranges <= self.hi)
         ranges = np.where(ok, ranges, np.nan)
         v = self.mount.point_velocity(data)
@@ -105,9 +107,11 @@ class Dvl:
         measured = B @ v
         if self.spec.noise:
             measured = measured + self.sigma * self.rng.standard_normal(len(measured))
-        velocity = np.linalg.lstsq(B, measured, rcond=None)[0]
-        cov = (self.sigma**2 if self.spec.noise else 0.0) * np.linalg.inv(B.T @ B)
+        key = tuple(ok)
+        if key not in self.inverses:  # (B^T B)^-1 B^T, (B^T B)^-1 and its largest std of this beam set, once
+            gram = np.linalg.inv(B.T @ B)
+            self.inverses[key] = (gram @ B.T, gram, float(np.sqrt(np.linalg.eigvalsh(gram).max())))
+        pinv, gram, spread = self.inverses[key]
+        sigma = self.sigma if self.spec.noise else 0.0
         altitude = float(np.nanmean(ranges) * self.cos_beam)
-        return DvlReading(
-            velocity, cov, True, altitude, ranges, float(np.sqrt(np.linalg.eigvalsh(cov).max()))
-        )
+        return DvlReading(pinv @ measured, sigma**2 * gram, True, altitude, ranges, sigma * spread)

@@ -25,6 +25,7 @@ import math
 import numpy as np
 from transforms3d.quaternions import qmult, quat2mat
 
+from ..spatial import cross
 from .acoustic import DvlReading
 from .magnetometer import earth_field
 from .truth import P_ATM
@@ -104,10 +105,10 @@ class Estimator:
         error = np.zeros(3)
         norm = np.linalg.norm(accel)
         if norm > 1e-6:  # gravity: measured "down" is -f / |f|, predicted R^T e_z
-            error += np.cross(-accel / norm, R[2])
+            error += cross(-accel / norm, R[2])
         if self.mag is not None and self.field is not None:
             m = self.mag / np.linalg.norm(self.mag)
-            error += np.cross(m, R.T @ (self.field / np.linalg.norm(self.field)))
+            error += cross(m, R.T @ (self.field / np.linalg.norm(self.field)))
         self.bias -= KI * error * dt
         omega = gyro - self.bias + KP * error
         self.rate = gyro - self.bias

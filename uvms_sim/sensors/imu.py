@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.sensor_specs import SensorSpec
+from ..spatial import cross
 from .mount import Mount
 from .noise import InertialNoise
 from .truth import accelerometer
@@ -32,7 +33,7 @@ class Imu:
         i, r = self.mount.link, self.mount.position
         v, a = data.v[i], accelerations[i]
         w = v[3:]
-        f = accelerometer(data.R_world[i], v, a, gravity) + np.cross(a[3:], r) + np.cross(w, np.cross(w, r))
+        f = accelerometer(data.R_world[i], v, a, gravity) + cross(a[3:], r) + cross(w, cross(w, r))
         gyro, accel = self.mount.R.T @ w, self.mount.R.T @ f
         if self.spec.noise:
             gyro = gyro + self.gyro_noise.sample()

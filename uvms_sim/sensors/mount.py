@@ -9,6 +9,7 @@ import numpy as np
 from transforms3d.euler import euler2mat
 
 from ..model.sensor_specs import SensorSpec
+from ..spatial import cross
 
 Array = np.ndarray
 
@@ -31,4 +32,4 @@ class Mount:
     def point_velocity(self, data) -> Array:
         """Velocity of the sensor's point (m/s) in the sensor's axes (relative to the ground)."""
         v = data.v[self.link]
-        return self.R.T @ (v[:3] + np.cross(v[3:], self.position))
+        return self.R.T @ (v[:3] + cross(v[3:], self.position))
