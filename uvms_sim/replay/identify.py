@@ -409,18 +409,7 @@ def identify(
     x, rss, Aw, _ = _solve(rows, w, lower, upper)
     m, p = Aw.shape
     formal = np.sqrt(np.clip(np.diag(rss / max(1, m - p) * np.linalg.pinv(Aw.T @ Aw)), 0.0, None))
-    # bootstrap: whole recordings when there are three or more, else blocks of windows; each
-    # resample repeats the profile fit over the grid points next to the best one
-    if len(recordings) >= 3:
-        units: list[tuple[int, tuple[int, int] | None]] = [(k, None) for k in range(len(recordings))]
-        how = f"over the {len(recordings)} recordings"
-    else:
-        units = []
-        for k, r in enumerate(rows):
-            n_win = int(r.window.max()) + 1
-            size = max(1, int(np.ceil(n_win * len(rows) / BLOCKS)))
-            units += [(k, (a, a + size)) for a in range(0, n_win, size)]
-        how = f"over {len(units)} blocks of consecutive windows"
+    units, how = _units(rows)
     near = [
         (a, d)
         for a in lags[np.abs(lags - best[0]) <= GRID_STEP + 1e-9]
@@ -428,7 +417,7 @@ def identify(
     ]
     rng = np.random.default_rng(seed)
     samples = []
-    for _ in range(bootstrap if len(units) > 1 else 0):
+    for _ in range(bootstrap if len(units) > 1 else 0):  # each resample repeats the profile fit near the best
         pick = rng.integers(0, len(units), len(units))
         fits = []
         for point in near:
@@ -477,6 +466,19 @@ def _search(cost, lags: np.ndarray, delays: np.ndarray) -> tuple[float, float]:
         if cost(step) >= cost(best):
             return best
         best = step
+
+
+def _units(rows: list[_Rows]) -> tuple[list[tuple[int, tuple[int, int] | None]], str]:
+    """What the bootstrap resamples: whole recordings when there are three or more, else
+    ``BLOCKS`` blocks of consecutive windows; and how to say so."""
+    if len(rows) >= 3:
+        return [(k, None) for k in range(len(rows))], f"over the {len(rows)} recordings"
+    units: list[tuple[int, tuple[int, int] | None]] = []
+    for k, r in enumerate(rows):
+        n_win = int(r.window.max()) + 1
+        size = max(1, int(np.ceil(n_win * len(rows) / BLOCKS)))
+        units += [(k, (a, a + size)) for a in range(0, n_win, size)]
+    return units, f"over {len(units)} blocks of consecutive windows"
 
 
 def _unit(rows: list[_Rows], unit: tuple[int, tuple[int, int] | None]) -> _Rows:
