@@ -26,6 +26,7 @@ RUNTIME = [
     "xacro>=2.0",
     "matplotlib>=3.8",
     "rerun-sdk>=0.41,<0.42",  # the browser view (its web viewer ships in the wheel)
+    "gymnasium>=1.0",  # uvms_sim.gym
 ]
 ROS_WHEELS = [
     "ros-rclpy[fastrtps]>=9.1",

@@ -177,17 +177,23 @@ class ThrusterBank:
         way, and its propeller is the mirror one, so the thrust along ``direction`` is the
         nominal thruster's at the mirrored command, as ArduSub's MOT_n_DIRECTION assumes)."""
         if self._targets_stale:
-            d = self.sign * (self.pwm - PWM_NEUTRAL)
-            span = (PWM_MAX - PWM_NEUTRAL) - self._deadband
-            x = np.clip((np.abs(d) - self._deadband) / span, 0.0, 1.0)
-            self._target = np.sign(d) * self._n_max * x**self._exponent
-            if self._table.any():  # thrusters modelled from Blue Robotics' tables
-                t = self._table
-                self._target[t] = table_shaft_speed(
-                    PWM_NEUTRAL + d[t], self._voltage[t], self._n_max[t], self._T_max[t], -self._T_min[t]
-                )
+            self._target = self.shaft_speeds(self.pwm)
             self._targets_stale = False
         return self._target
+
+    def shaft_speeds(self, pwm: Array) -> Array:
+        """The commanded shaft speeds (rev/s) of PWM commands ``pwm`` (..., thrusters): the map
+        of ``shaft_speed_targets`` for any number of command sets at once (a batch of vehicles)."""
+        d = self.sign * (np.asarray(pwm, dtype=float) - PWM_NEUTRAL)
+        span = (PWM_MAX - PWM_NEUTRAL) - self._deadband
+        x = np.clip((np.abs(d) - self._deadband) / span, 0.0, 1.0)
+        target = np.sign(d) * self._n_max * x**self._exponent
+        if self._table.any():  # thrusters modelled from Blue Robotics' tables
+            t = self._table
+            target[..., t] = table_shaft_speed(
+                PWM_NEUTRAL + d[..., t], self._voltage[t], self._n_max[t], self._T_max[t], -self._T_min[t]
+            )
+        return target
 
     def advance(self, dt: float) -> None:
         """Move the shaft speeds towards their commands over dt (exact for the first-order lag

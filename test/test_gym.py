@@ -1,0 +1,132 @@
+"""The Gymnasium environments: Gymnasium's own checker, the vector env's batching, seeding and
+autoreset as Gymnasium defines them, the dynamics equal to the simulator's, and each task's
+reward and termination."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from uvms_sim.gym import IDS, TASKS, UvmsEnv, UvmsVectorEnv
+from uvms_sim.model import load
+from uvms_sim.model.configs import resolve
+from uvms_sim.simulator import Simulator
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("description", ["bluerov2", "bluerov2_heavy", "bluerov2_light_arm"])
+def test_gymnasium_checks_every_task_and_description(task, description):
+    """``check_env`` (spaces, reset and step types, seeding determinism, data not reused) for
+    each task, on the BlueROV2, the Heavy and the BlueROV2 with its arm (joint efforts in the
+    action, joint positions and velocities in the observation)."""
+    env = UvmsEnv(description=description, task=task, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a checker warning is a failure here
+        check_env(env, skip_render_check=True)
+    nj = 4 if description == "bluerov2_light_arm" else 0
+    assert env.action_space.shape == ({"bluerov2": 6, "bluerov2_heavy": 8}.get(description, 6) + nj,)
+
+
+def test_the_vector_env_batches_seeds_and_autoresets_as_gymnasium_defines():
+    """``gymnasium.make_vec`` gives the batch env; the same seed gives the same observations
+    and the same trajectory; every observation is in the space; a vehicle whose episode ends
+    (here: pushed more than 5 m off station) comes back at the next step with reward 0 and
+    its new episode's first observation (AutoresetMode.NEXT_STEP), while the others go on."""
+    env = gym.make_vec(IDS["station_keeping"], num_envs=6, vectorization_mode="vector_entry_point")
+    assert isinstance(env.unwrapped, UvmsVectorEnv)
+    assert env.unwrapped.metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP
+    actions = np.random.default_rng(3).uniform(-1, 1, (20, *env.action_space.shape)).astype(np.float32)
+    runs = []
+    for _ in range(2):
+        obs, _ = env.reset(seed=42)
+        trajectory = [obs]
+        for a in actions:
+            obs, reward, _, _, _ = env.step(a)
+            assert env.observation_space.contains(obs) and reward.shape == (6,)
+            trajectory.append(obs)
+        runs.append(np.array(trajectory))
+    np.testing.assert_array_equal(runs[0], runs[1])
+    other, _ = env.reset(seed=43)
+    assert not np.array_equal(other, runs[0][0])
+    core = env.unwrapped.core
+    core.batch.q[2, core.qs.start] += 10.0  # vehicle 2 off station
+    obs, reward, terminated, truncated, _ = env.step(actions[0])
+    assert terminated[2] and not terminated[[0, 1, 3, 4, 5]].any()
+    before = core.batch.q[0].copy()
+    obs, reward, terminated, truncated, _ = env.step(actions[1])
+    assert reward[2] == 0.0 and not terminated[2] and not truncated[2]
+    assert np.linalg.norm(obs[2, :3]) < 2.0  # a new episode: back near its station
+    assert not np.array_equal(core.batch.q[0], before)  # the others stepped on
+    env.close()
+
+
+def test_episodes_are_truncated_at_max_steps():
+    env = UvmsVectorEnv(num_envs=3, task="depth_hold", max_steps=5, seed=1)
+    env.reset(seed=1)
+    zero = np.zeros(env.action_space.shape, dtype=np.float32)
+    flags = [env.step(zero)[3] for _ in range(5)]
+    assert not any(f.any() for f in flags[:4]) and flags[4].all()
+
+
+def test_the_env_steps_the_same_dynamics_as_the_simulator():
+    """A constant command (on the thruster map's sample grid, so that no interpolation enters)
+    for 1 s: the env's vehicle and a ``Simulator`` of the same description (RK4, 10 ms steps,
+    the same shaft speeds) end in the same state to 1e-9."""
+    env = UvmsEnv(description="bluerov2_heavy", task="station_keeping", current=[0.2, -0.1, 0.0], seed=5)
+    env.reset(seed=5)
+    core = env.core
+    q0, v0 = core.batch.q[0].copy(), core.batch.v[0].copy()
+    action = np.array([0.25, -0.5, 0.125, 0.0, 0.75, -0.25, 0.5, -1.0], dtype=np.float32)
+    system = core.system
+    sim = Simulator.from_system(system)
+    sim.reset(q0, v0)
+    sim.thrusters.set_pwm(1500.0 + 400.0 * action.astype(float))
+    sim.thrusters.n[:] = sim.thrusters.shaft_speed_targets()
+    for _ in range(100):
+        env.step(action)
+        sim.thrusters.n[:] = sim.thrusters.shaft_speed_targets()
+        sim.step(0.01)
+    np.testing.assert_allclose(core.batch.q[0], sim.state.q, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(core.batch.v[0], sim.state.v, rtol=0, atol=1e-9)
+
+
+def test_task_rewards_and_terminations():
+    """Waypoint: at the target and at rest, +10 and terminated; depth hold: the reward is minus
+    the depth error (level, no effort); a non-finite command is neutral and reported; a state
+    that stops being finite ends the episode with -100."""
+    env = UvmsVectorEnv(num_envs=2, task="waypoint", seed=2)
+    env.reset(seed=2)
+    core = env.core
+    core.batch.q[0, :3] = core.targets[0, :3]
+    core.batch.v[0] = 0.0
+    zero = np.zeros(env.action_space.shape, dtype=np.float32)
+    obs, reward, terminated, _, _ = env.step(zero)
+    assert terminated[0] and reward[0] > 9.0 and not terminated[1]
+    hold = UvmsEnv(task="depth_hold", seed=4)
+    hold.reset(seed=4)
+    target = hold.core.targets[0, 2]
+    obs, reward, *_ = hold.step(np.zeros(hold.action_space.shape, dtype=np.float32))
+    depth = hold.core.batch.q[0, hold.core.qs.start + 2]
+    down = obs[5:8]
+    assert reward == pytest.approx(-(abs(target - depth) + 0.1 * math.hypot(down[0], down[1])), rel=1e-5)
+    bad = np.full(hold.action_space.shape, np.nan, dtype=np.float32)
+    obs, reward, terminated, _, info = hold.step(bad)
+    assert info["invalid_action"] and np.all(np.isfinite(obs)) and not terminated
+    hold.core.batch.ok[0] = False
+    obs, reward, terminated, *_ = hold.step(np.zeros(hold.action_space.shape, dtype=np.float32))
+    assert terminated and reward == -100.0 and np.all(np.isfinite(obs))
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(ValueError, match="task must be one of"):
+        UvmsEnv(task="dance")
+    with pytest.raises(ValueError, match="action_type"):
+        UvmsEnv(action_type="volts")
+    with pytest.raises(ValueError, match="free-floating vehicle with thrusters"):
+        UvmsEnv(description=str(resolve("walker")))
+    assert load(resolve("bluerov2")).thrusters

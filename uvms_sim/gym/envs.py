@@ -1,0 +1,310 @@
+"""Gymnasium environments over the compiled batch dynamics (``dynamics.fast.BatchDynamics``):
+``UvmsVectorEnv`` steps N vehicles in one compiled call (not N Python copies), ``UvmsEnv`` is
+the single-vehicle ``gymnasium.Env`` on the same code with N = 1.
+
+Any description with a free-floating vehicle and thrusters (its first vehicle is the agent):
+
+- action: one command per thruster, normalised to [-1, 1] (``action_type="normalized"``:
+  PWM = 1500 + 400 a) or PWM in microseconds ([1100, 1900], ``"pwm"``), then one effort per
+  1-DOF joint (normalised: a fraction of the joint's effort limit, else of 10 N or N m; with
+  ``"pwm"``: N or N m). The commands go through
+  the description's thruster map (``ThrusterBank.shaft_speeds``) to shaft speeds, held over the
+  control step (no spin-up lag).
+- observation (float32): the target's position in the body axes (3), the heading error as
+  (sin, cos) (2), the world's down axis in the body axes (3: roll and pitch), the body
+  velocity (6: u v w p q r), each 1-DOF joint's position and velocity, and the last action.
+- control step ``control_dt`` (0.01 s), the dynamics integrated by RK4 in ``substeps`` steps
+  within it; episodes truncated after ``max_steps`` control steps.
+
+Tasks (``task``):
+
+- ``station_keeping``: hold the start pose in a water current (``current``, m/s NED; by
+  default a horizontal current of up to 0.3 m/s drawn at construction from ``seed`` — the
+  current is shared by the whole batch, as the compiled dynamics take one). Reward
+  ``-(|e_p| + 0.2 |e_yaw| + 0.01 |a|^2)``; terminated when the vehicle is more than 5 m away.
+- ``waypoint``: reach a target drawn within 5 m horizontally and 1 m vertically. Reward
+  ``-(|e_p| + 0.01 |a|^2)``, plus 10 and terminated on arrival (within 0.2 m, slower than 0.2
+  m/s).
+- ``depth_hold``: hold a target depth drawn in 1-10 m, level. Reward ``-(|e_z| + 0.1 (roll^2 +
+  pitch^2)^0.5 + 0.01 |a|^2)``; terminated beyond 10 m of depth error.
+
+Every task ends (terminated, reward -100) a vehicle whose state stops being finite. Resets put
+the vehicle at the description's initial pose, moved by up to 0.5 m and turned by up to pi in
+yaw. A command that is not a finite number is taken as neutral (1500 us, zero effort) and
+reported in ``info["invalid_action"]``. The vector env autoresets as Gymnasium's default
+(``AutoresetMode.NEXT_STEP``): the step after an episode ends returns the new episode's first
+observation, reward 0, and ignores that step's action for that vehicle.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from ..actuators.bank import thruster_bank
+from ..model import load
+from ..model.configs import resolve
+from ..model.system import System
+from ..simulator import fast_dynamics
+
+TASKS = ("station_keeping", "waypoint", "depth_hold")
+PWM_HALF_RANGE = 400.0
+FAILED = -100.0
+OBS_BOUND = 1.0e4  # every observation is within +-this (m, m/s, rad/s, N, us)
+
+
+def _rotations(quat: np.ndarray) -> np.ndarray:
+    """Rotation matrices (N x 3 x 3) of unit quaternions (N x 4, w x y z), body -> world."""
+    w, x, y, z = quat.T
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
+        ],
+        axis=1,
+    )
+
+
+class _Batch:
+    """The shared machinery: N copies of the vehicle, their targets, their episodes."""
+
+    def __init__(self, system: System, n: int, task: str, action_type: str, control_dt: float, substeps: int,
+                 max_steps: int, current, seed: int | None) -> None:  # fmt: skip
+        from ..dynamics.fast import BatchDynamics
+
+        if task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+        if action_type not in ("normalized", "pwm"):
+            raise ValueError(f"action_type must be 'normalized' or 'pwm', got {action_type!r}")
+        model = system.model
+        root = next((i for i, j in enumerate(model.joints) if j.type == "free"), None)
+        bank = thruster_bank(system)
+        if root is None or bank is None:
+            raise ValueError(f"{system.name}: the environments need a free-floating vehicle with thrusters")
+        rng = np.random.default_rng(seed)
+        if current is None and task == "station_keeping":
+            angle, speed = rng.uniform(0, 2 * math.pi), rng.uniform(0.0, 0.3)
+            current = [speed * math.cos(angle), speed * math.sin(angle), 0.0]
+        env = replace(
+            system.environment, current=np.zeros(3) if current is None else np.asarray(current, float)
+        )
+        self.system = replace(system, environment=env)
+        self.fast = fast_dynamics(self.system)
+        self.batch = BatchDynamics(self.fast, n, self.system.initial_q)
+        self.bank = bank
+        # the thruster map sampled every 0.25 us of PWM (its law is ThrusterBank.shaft_speeds;
+        # evaluating the T200 tables for every vehicle at every step would cost more than the
+        # dynamics), interpolated linearly: within 1e-4 of the map
+        self.pwm_grid = np.arange(1500.0 - PWM_HALF_RANGE, 1500.0 + PWM_HALF_RANGE + 0.125, 0.25)
+        self.speed_grid = bank.shaft_speeds(np.repeat(self.pwm_grid[:, None], len(bank), axis=1)).T.copy()
+        self.n, self.task, self.action_type = n, task, action_type
+        self.control_dt, self.substeps, self.max_steps = control_dt, substeps, max_steps
+        self.qs, self.vs = model.q_slice(root), model.v_slice(root)
+        self.joints = [i for i, j in enumerate(model.joints) if j.nv == 1]
+        self.jq = np.array([model.idx_q[i] for i in self.joints], dtype=int)
+        self.jv = np.array([model.idx_v[i] for i in self.joints], dtype=int)
+        limits = [model.joints[i].effort_limit for i in self.joints]
+        self.effort = np.array([x if np.isfinite(x) else 10.0 for x in limits])
+        self.nt, self.nj = len(bank), len(self.joints)
+        self.targets = np.zeros((n, 4))  # x y z yaw (NED)
+        self.steps = np.zeros(n, dtype=np.int64)
+        self.last_action = np.zeros((n, self.nt + self.nj), dtype=np.float32)
+        self.invalid = np.zeros(n, dtype=bool)
+        self.rng = rng
+        low = -np.ones(self.nt) if action_type == "normalized" else np.full(self.nt, 1500.0 - PWM_HALF_RANGE)
+        high = np.ones(self.nt) if action_type == "normalized" else np.full(self.nt, 1500.0 + PWM_HALF_RANGE)
+        scale = np.ones(self.nj) if action_type == "normalized" else self.effort  # efforts: of their limit
+        self.action_space = spaces.Box(
+            np.r_[low, -scale].astype(np.float32), np.r_[high, scale].astype(np.float32)
+        )
+        size = 14 + 2 * self.nj + self.nt + self.nj
+        self.observation_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (size,), np.float32)
+
+    def seed(self, seed: int | None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def reset(self, which: np.ndarray) -> None:
+        """New episodes for the vehicles in ``which`` (a boolean mask)."""
+        k = int(which.sum())
+        if not k:
+            return
+        rng, b = self.rng, self.batch
+        q0 = np.tile(self.system.initial_q, (k, 1))
+        q0[:, self.qs.start : self.qs.start + 3] += rng.uniform(-0.5, 0.5, (k, 3))
+        yaw = rng.uniform(-math.pi, math.pi, k)
+        q0[:, self.qs.start + 3 : self.qs.start + 7] = np.column_stack(
+            [np.cos(yaw / 2), 0 * yaw, 0 * yaw, np.sin(yaw / 2)]
+        )
+        b.q[which], b.v[which], b.ok[which] = q0, 0.0, True
+        b.n[which] = 0.0
+        p = q0[:, self.qs.start : self.qs.start + 3]
+        targets = np.column_stack([p, yaw])
+        if self.task == "waypoint":
+            angle, radius = rng.uniform(0, 2 * math.pi, k), rng.uniform(1.0, 5.0, k)
+            targets[:, 0] += radius * np.cos(angle)
+            targets[:, 1] += radius * np.sin(angle)
+            targets[:, 2] += rng.uniform(-1.0, 1.0, k)
+            targets[:, 2] = np.maximum(targets[:, 2], 0.5)
+        elif self.task == "depth_hold":
+            targets[:, 2] = rng.uniform(1.0, 10.0, k)
+        self.targets[which] = targets
+        self.steps[which] = 0
+        self.last_action[which] = 0.0
+
+    def apply(self, actions: np.ndarray) -> None:
+        a = np.asarray(actions, dtype=float).reshape(self.n, self.nt + self.nj)
+        neutral = 0.0 if self.action_type == "normalized" else 1500.0
+        finite = np.isfinite(a)
+        self.invalid = (~finite).any(axis=1)  # NaN or inf: that command is neutral (thrusters) or zero
+        a[:, : self.nt] = np.where(finite[:, : self.nt], a[:, : self.nt], neutral)
+        a[:, self.nt :] = np.where(finite[:, self.nt :], a[:, self.nt :], 0.0)
+        a = np.clip(a, self.action_space.low, self.action_space.high)
+        pwm = (
+            1500.0 + PWM_HALF_RANGE * a[:, : self.nt] if self.action_type == "normalized" else a[:, : self.nt]
+        )
+        for k in range(self.nt):
+            self.batch.n[:, k] = np.interp(pwm[:, k], self.pwm_grid, self.speed_grid[k])
+        if self.nj:
+            efforts = a[:, self.nt :] * (self.effort if self.action_type == "normalized" else 1.0)
+            self.batch.tau[:, self.jv] = efforts
+        self.last_action[:] = a
+
+    def advance(self) -> None:
+        self.batch.step(self.control_dt / self.substeps, self.substeps)
+        self.steps += 1
+
+    def observe(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        b = self.batch
+        q, v = b.q[:, self.qs], b.v[:, self.vs]
+        bad = ~b.ok | ~np.all(np.isfinite(q), axis=1) | ~np.all(np.isfinite(v), axis=1)
+        q = np.where(bad[:, None], np.tile(self.system.initial_q[self.qs], (self.n, 1)), q)
+        v = np.where(bad[:, None], 0.0, v)
+        R = _rotations(q[:, 3:7] / np.linalg.norm(q[:, 3:7], axis=1, keepdims=True))
+        error = self.targets[:, :3] - q[:, :3]
+        body_error = np.einsum("nji,nj->ni", R, error)
+        yaw = np.arctan2(R[:, 1, 0], R[:, 0, 0])
+        yaw_error = (self.targets[:, 3] - yaw + math.pi) % (2 * math.pi) - math.pi
+        down = R[:, 2, :]
+        parts = [body_error, np.sin(yaw_error)[:, None], np.cos(yaw_error)[:, None], down, v]
+        if self.nj:
+            parts += [b.q[:, self.jq], b.v[:, self.jv]]
+        parts.append(self.last_action)
+        obs = np.clip(np.concatenate(parts, axis=1), -OBS_BOUND, OBS_BOUND).astype(np.float32)
+        return obs, {
+            "position_error": error,
+            "yaw_error": yaw_error,
+            "down": down,
+            "velocity": v,
+            "failed": bad,
+        }
+
+    def score(self, s: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(reward, terminated, truncated) of the state just observed."""
+        distance = np.linalg.norm(s["position_error"], axis=1)
+        effort = 0.01 * np.sum(self.last_action[:, : self.nt] ** 2, axis=1)
+        if self.action_type == "pwm":
+            effort = 0.01 * np.sum(((self.last_action[:, : self.nt] - 1500.0) / PWM_HALF_RANGE) ** 2, axis=1)
+        if self.task == "station_keeping":
+            reward = -(distance + 0.2 * np.abs(s["yaw_error"]) + effort)
+            terminated = distance > 5.0
+        elif self.task == "waypoint":
+            arrived = (distance < 0.2) & (np.linalg.norm(s["velocity"][:, :3], axis=1) < 0.2)
+            reward = -(distance + effort) + 10.0 * arrived
+            terminated = arrived
+        else:
+            depth_error = np.abs(s["position_error"][:, 2])
+            tilt = np.sqrt(s["down"][:, 0] ** 2 + s["down"][:, 1] ** 2)
+            reward = -(depth_error + 0.1 * tilt + effort)
+            terminated = depth_error > 10.0
+        failed = s["failed"]
+        reward = np.where(failed, FAILED, reward)
+        terminated = terminated | failed
+        truncated = (self.steps >= self.max_steps) & ~terminated
+        return reward.astype(np.float64), terminated, truncated
+
+
+class UvmsVectorEnv(VectorEnv):
+    """N vehicles in one compiled batch (module doc)."""
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}  # noqa: RUF012 (as Gymnasium declares it)
+
+    def __init__(self, num_envs: int = 64, description: str = "bluerov2_heavy", task: str = "station_keeping",
+                 action_type: str = "normalized", control_dt: float = 0.01, substeps: int = 1,
+                 max_steps: int = 2000, current=None, seed: int | None = None) -> None:  # fmt: skip
+        system = load(resolve(description))
+        self.core = _Batch(
+            system, num_envs, task, action_type, control_dt, substeps, max_steps, current, seed
+        )
+        self.num_envs = num_envs
+        self.single_action_space = self.core.action_space
+        self.single_observation_space = self.core.observation_space
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
+        self._needs_reset = np.zeros(num_envs, dtype=bool)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.core.seed(seed)
+        self.core.reset(np.ones(self.num_envs, dtype=bool))
+        self._needs_reset[:] = False
+        obs, _ = self.core.observe()
+        return obs, {}
+
+    def step(self, actions):
+        core = self.core
+        restart = self._needs_reset.copy()
+        core.apply(actions)
+        core.advance()
+        core.reset(restart)  # the vehicles whose episode ended last step begin a new one
+        obs, state = core.observe()
+        reward, terminated, truncated = core.score(state)
+        reward[restart], terminated[restart], truncated[restart] = 0.0, False, False
+        self._needs_reset = terminated | truncated
+        return obs, reward, terminated, truncated, {"invalid_action": core.invalid.copy()}
+
+
+class UvmsEnv(gym.Env):
+    """One vehicle (module doc), on the batch code with N = 1."""
+
+    metadata = {"render_modes": []}  # noqa: RUF012 (as Gymnasium declares it)
+
+    def __init__(self, description: str = "bluerov2_heavy", task: str = "station_keeping",
+                 action_type: str = "normalized", control_dt: float = 0.01, substeps: int = 1,
+                 max_steps: int = 2000, current=None, seed: int | None = None) -> None:  # fmt: skip
+        system = load(resolve(description))
+        self.core = _Batch(system, 1, task, action_type, control_dt, substeps, max_steps, current, seed)
+        self.action_space = self.core.action_space
+        self.observation_space = self.core.observation_space
+
+    def reset(
+        self, *, seed: int | None = None, options: dict | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.core.seed(seed)
+        self.core.reset(np.ones(1, dtype=bool))
+        obs, _ = self.core.observe()
+        return obs[0], {}
+
+    def step(self, action):
+        core = self.core
+        core.apply(np.asarray(action)[None, :])
+        core.advance()
+        obs, state = core.observe()
+        reward, terminated, truncated = core.score(state)
+        return (
+            obs[0],
+            float(reward[0]),
+            bool(terminated[0]),
+            bool(truncated[0]),
+            {"invalid_action": bool(core.invalid[0])},
+        )
