@@ -212,7 +212,7 @@ def test_a_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path):
 # lower layer, never a higher one (module-level and function-level imports alike).
 LAYERS = (
     "log", "spatial", "frames", "hydro", "model", "dynamics", "sensors", "actuators", "simulator",
-    "kernels", "loop", "viz", "gym", "hil", "replay", "ros", "rosidl_build", "demo", "cli", "entry",
+    "kernels", "loop", "viz", "gym", "hil", "replay", "sweep", "ros", "rosidl_build", "demo", "cli", "entry",
 )  # fmt: skip
 
 

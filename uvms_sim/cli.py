@@ -353,6 +353,30 @@ def _identify(args, system, bags, names) -> int:
     return 0
 
 
+def run_sweep_command(args) -> int:
+    """``uvms-sim sweep``: see ``uvms_sim.sweep``."""
+    import importlib.util
+    from pathlib import Path
+
+    from .sweep import read_spec, run_sweep, summary, write_table
+
+    if importlib.util.find_spec("ray") is None:
+        print("error: sweeps run on Ray: pip install 'uvms_sim[sweep]' (or ray)", file=sys.stderr)
+        return 2
+    if not Path(args.spec).is_file():
+        print(f"error: {args.spec}: no such spec", file=sys.stderr)
+        return 2
+    if not Path(args.out).resolve().parent.is_dir():
+        print(f"error: --out {args.out}: no directory {Path(args.out).resolve().parent}", file=sys.stderr)
+        return 2
+    spec = read_spec(args.spec)
+    report = run_sweep(spec, args.address, args.retries)
+    write_table(report.rows, args.out)
+    print(summary(spec, report))
+    print(f"wrote {args.out} ({len(report.rows)} rows)")
+    return 0 if report.rows else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="uvms-sim", description="uvms_sim tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -470,6 +494,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="publish the recording's commands and /clock into a running simulator node",
     )
+    sweep = sub.add_parser(
+        "sweep", help="Monte-Carlo or identification sweep as Ray tasks, on this machine or a Ray cluster"
+    )
+    sweep.add_argument("spec", help="the sweep's YAML spec (see uvms_sim.sweep)")
+    sweep.add_argument(
+        "--address", help="a Ray cluster (ray://host:10001, or host:port of its head); default: Ray here"
+    )
+    sweep.add_argument("--out", default="sweep.csv", help="the results table (.csv, or .parquet)")
+    sweep.add_argument(
+        "--retries", type=_integer_in(0, 100, "count"), default=2, help="submissions of a failed sample"
+    )
     sub.add_parser("demo", help="run the ROS 2 demo (python -m uvms_sim.demo; --help for its options)")
     show = sub.add_parser("echo", help="print a topic's messages (as ros2 topic echo)")
     show.add_argument("topic")
@@ -551,6 +586,8 @@ def main(argv: list[str] | None = None) -> int:
                 bridge.close()
         elif args.command == "replay":
             return run_replay(args)
+        elif args.command == "sweep":
+            return run_sweep_command(args)
         elif args.command == "echo":
             from .ros.tools import echo
 
