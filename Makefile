@@ -65,6 +65,7 @@ bench: setup $(VENV)/.bench
 	$(PY) benchmarks/bench_replay.py
 	$(PY) benchmarks/bench_sitl.py
 	$(PY) benchmarks/bench_validation.py
+	$(PY) benchmarks/bench_gym.py
 
 # the fuzz suite of the tests, twenty times as long (about 6 minutes here)
 fuzz: setup
