@@ -76,13 +76,16 @@ class _Batch:
     """The shared machinery: N copies of the vehicle, their targets, their episodes."""
 
     def __init__(self, system: System, n: int, task: str, action_type: str, control_dt: float, substeps: int,
-                 max_steps: int, current, seed: int | None) -> None:  # fmt: skip
+                 max_steps: int, current, seed: int | None, observation: str = "truth") -> None:  # fmt: skip
         from ..dynamics.fast import BatchDynamics
 
         if task not in TASKS:
             raise ValueError(f"task must be one of {TASKS}, got {task!r}")
         if action_type not in ("normalized", "pwm"):
             raise ValueError(f"action_type must be 'normalized' or 'pwm', got {action_type!r}")
+        if observation not in ("truth", "sensors"):
+            raise ValueError(f"observation must be 'truth' or 'sensors', got {observation!r}")
+        self.observation = observation
         model = system.model
         root = next((i for i, j in enumerate(model.joints) if j.type == "free"), None)
         bank = thruster_bank(system)
@@ -118,6 +121,7 @@ class _Batch:
         self.last_action = np.zeros((n, self.nt + self.nj), dtype=np.float32)
         self.invalid = np.zeros(n, dtype=bool)
         self.rng = rng
+        self.noise = SensorNoise(system, n, control_dt, seed) if observation == "sensors" else None
         low = -np.ones(self.nt) if action_type == "normalized" else np.full(self.nt, 1500.0 - PWM_HALF_RANGE)
         high = np.ones(self.nt) if action_type == "normalized" else np.full(self.nt, 1500.0 + PWM_HALF_RANGE)
         scale = np.ones(self.nj) if action_type == "normalized" else self.effort  # efforts: of their limit
@@ -130,6 +134,8 @@ class _Batch:
     def seed(self, seed: int | None) -> None:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
+            if self.noise is not None:
+                self.noise = SensorNoise(self.system, self.n, self.control_dt, seed)
 
     def reset(self, which: np.ndarray) -> None:
         """New episodes for the vehicles in ``which`` (a boolean mask)."""
@@ -193,7 +199,12 @@ class _Batch:
         yaw = np.arctan2(R[:, 1, 0], R[:, 0, 0])
         yaw_error = (self.targets[:, 3] - yaw + math.pi) % (2 * math.pi) - math.pi
         down = R[:, 2, :]
-        parts = [body_error, np.sin(yaw_error)[:, None], np.cos(yaw_error)[:, None], down, v]
+        seen_error, seen_v = body_error, v
+        if self.noise is not None:  # what the vehicle's sensors would tell it (SensorNoise)
+            depth_noise, velocity_noise = self.noise.sample()
+            seen_error = body_error + R[:, 2, :] * -depth_noise[:, None]  # a depth error, in body axes
+            seen_v = v + velocity_noise
+        parts = [seen_error, np.sin(yaw_error)[:, None], np.cos(yaw_error)[:, None], down, seen_v]
         if self.nj:
             parts += [b.q[:, self.jq], b.v[:, self.jv]]
         parts.append(self.last_action)
@@ -231,6 +242,47 @@ class _Batch:
         return reward.astype(np.float64), terminated, truncated
 
 
+class SensorNoise:
+    """The errors of what the vehicle's sensors say about the observed state, per control step
+    (``observation="sensors"``), from the first vehicle's declared sensors (or the defaults of
+    ``model.sensor_specs``): the DVL's velocity error (its beams' white noise through their
+    geometry, ``sensors.acoustic.Dvl``), the gyroscope's (white noise, bias instability and
+    random walk, ``sensors.noise.InertialNoise``) and the pressure sensor's depth error. The
+    target's horizontal position and the attitude stay exact (a positioning system and an AHRS)."""
+
+    def __init__(self, system: System, n: int, dt: float, seed: int | None) -> None:
+        from ..model.sensor_specs import SensorSpec
+        from ..sensors.acoustic import Dvl
+        from ..sensors.mount import Mount
+        from ..sensors.noise import InertialNoise
+
+        declared = {s.type: s for s in system.vehicles[0].sensors} if system.vehicles else {}
+
+        def spec(kind: str) -> SensorSpec:
+            return declared.get(kind) or SensorSpec(kind, kind, "")
+
+        rng = np.random.default_rng([0 if seed is None else seed, 7])
+        imu = spec("imu")
+        v = imu.value
+        self.gyro = InertialNoise(1.0 / dt, v("gyro_noise_density"), v("gyro_bias_instability"),
+                                  v("gyro_random_walk"), v("bias_correlation_time"), rng, 3 * n)  # fmt: skip
+        dvl = Dvl(spec("dvl"), Mount.of(spec("dvl"), 0), rng)
+        beams = dvl.beams
+        self.velocity_sigma = dvl.sigma * np.sqrt(np.diag(np.linalg.inv(beams.T @ beams)))
+        pressure = spec("pressure")
+        env = system.environment
+        self.depth_sigma = math.sqrt(
+            pressure.value("noise") ** 2 + pressure.value("resolution") ** 2 / 12.0
+        ) / (env.density * env.gravity)
+        self.rng, self.n = rng, n
+
+    def sample(self) -> tuple[np.ndarray, np.ndarray]:
+        """(depth error (n), body velocity error (n x 6))."""
+        linear = self.velocity_sigma * self.rng.standard_normal((self.n, 3))
+        angular = self.gyro.sample().reshape(self.n, 3)
+        return self.depth_sigma * self.rng.standard_normal(self.n), np.hstack([linear, angular])
+
+
 class UvmsVectorEnv(VectorEnv):
     """N vehicles in one compiled batch (module doc)."""
 
@@ -238,11 +290,11 @@ class UvmsVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 64, description: str = "bluerov2_heavy", task: str = "station_keeping",
                  action_type: str = "normalized", control_dt: float = 0.01, substeps: int = 1,
-                 max_steps: int = 2000, current=None, seed: int | None = None) -> None:  # fmt: skip
+                 max_steps: int = 2000, current=None, seed: int | None = None,
+                 observation: str = "truth") -> None:  # fmt: skip
         system = load(resolve(description))
-        self.core = _Batch(
-            system, num_envs, task, action_type, control_dt, substeps, max_steps, current, seed
-        )
+        self.core = _Batch(system, num_envs, task, action_type, control_dt, substeps, max_steps, current,
+                           seed, observation)  # fmt: skip
         self.num_envs = num_envs
         self.single_action_space = self.core.action_space
         self.single_observation_space = self.core.observation_space
@@ -280,9 +332,11 @@ class UvmsEnv(gym.Env):
 
     def __init__(self, description: str = "bluerov2_heavy", task: str = "station_keeping",
                  action_type: str = "normalized", control_dt: float = 0.01, substeps: int = 1,
-                 max_steps: int = 2000, current=None, seed: int | None = None) -> None:  # fmt: skip
+                 max_steps: int = 2000, current=None, seed: int | None = None,
+                 observation: str = "truth") -> None:  # fmt: skip
         system = load(resolve(description))
-        self.core = _Batch(system, 1, task, action_type, control_dt, substeps, max_steps, current, seed)
+        self.core = _Batch(system, 1, task, action_type, control_dt, substeps, max_steps, current, seed,
+                           observation)  # fmt: skip
         self.action_space = self.core.action_space
         self.observation_space = self.core.observation_space
 
