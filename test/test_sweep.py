@@ -22,14 +22,16 @@ BIN = Path(sys.executable).parent
 RAY = str(BIN / "ray")
 
 pytestmark = pytest.mark.slow
+# one token for every cluster of this test session: Ray keeps the first token it read in the
+# process, so a second cluster with a fresh token would refuse the second ray.init here
+TOKEN = secrets.token_hex(32)
 
 
 @pytest.fixture
 def cluster(tmp_path, monkeypatch):
-    """A head node and a second node (1 CPU each), token authentication with a fresh token;
-    yields (address, the second node's node-manager port); everything stopped afterwards."""
-    token = secrets.token_hex(32)
-    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token, "RAY_USAGE_STATS_ENABLED": "0"}
+    """A head node and a second node (1 CPU each), token authentication (``TOKEN``); yields
+    (address, the second node's node-manager port); everything stopped afterwards."""
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN, "RAY_USAGE_STATS_ENABLED": "0"}
     for key in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_USAGE_STATS_ENABLED"):
         monkeypatch.setenv(key, env[key])
     head, second = free_tcp_port_pair(), free_tcp_port_pair()
@@ -81,7 +83,7 @@ def test_a_node_that_leaves_mid_sweep_costs_retries_not_samples(cluster, tmp_pat
     with a node again and retries allowed, every sample is done (on the head) and the summary
     says which were retried and why."""
     address, second = cluster
-    spec = read_spec(spec_file(tmp_path, 6, 400.0))  # about 3 s of work per sample
+    spec = read_spec(spec_file(tmp_path, 6, 3000.0))  # a few seconds of work per sample
     lost = sweep_losing_a_node(spec, address, second, retries=0)
     assert lost.lost and len(lost.rows) + len(lost.lost) == 6 and not lost.retried
     assert all("Died" in why or "died" in why or "Crashed" in why for why in lost.lost.values()), lost.lost
