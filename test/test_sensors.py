@@ -349,3 +349,22 @@ def test_the_estimate_follows_the_truth_as_well_as_the_sensors_allow(with_dvl):
         assert np.linalg.norm(qe[:2] - sim.state.q[:2]) < 0.3
     else:
         np.testing.assert_allclose(qe[:2], start[:2], atol=1e-12)
+
+
+def test_the_estimate_realigns_after_a_reset_or_a_teleport():
+    """The node marks its estimators not started on reset and set_pose: the next truth update
+    aligns the estimate where the vehicle now is (as an autopilot after a reboot)."""
+    from uvms_sim.sensors.estimator import Estimator
+
+    system = load(CONFIG / "bluerov2_heavy.yaml")
+    suite = SensorSuite(system, 0.002, seed=1)
+    est = Estimator(suite.sensors, 1000.0, 9.80665)
+    q, v = system.initial_q[:7].copy(), np.zeros(6)
+    est.update_truth(q, v)
+    moved = q.copy()
+    moved[:3] += [10.0, -5.0, 3.0]
+    est.update_truth(moved, v)
+    assert not np.allclose(est.state()[0][:2], moved[:2])  # measured parts do not follow the truth
+    est.started = False
+    est.update_truth(moved, v)
+    np.testing.assert_allclose(est.state()[0], moved, atol=1e-12)

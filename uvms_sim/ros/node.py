@@ -336,6 +336,8 @@ class VehicleIO:
             t = node.sim.state.t
             node.sim.reset(q)
             node.sim.state.t = t  # a teleport: time runs on
+            if self.estimator is not None:  # the autopilot is aligned again where the vehicle now is
+                self.estimator.started = False
 
     def pwm_expired(self) -> None:
         """No thrusters/pwm for command_timeout: thrusters to neutral (loop lock held)."""
@@ -665,6 +667,8 @@ class SimulatorNode(Node):
                 self.sim.thrusters.n[:] = 0.0
             if self.motors is not None:
                 self.motors.command("effort", dict.fromkeys(self.motors.names, 0.0))
+            for estimator in self.estimators.values():  # aligned again, as after a reboot
+                estimator.started = False
             self.loop.restart_pacing()
 
     def on_pause(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
