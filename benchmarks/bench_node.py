@@ -17,6 +17,9 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))  # browser, net_helpers
 
 import rclpy
 from geometry_msgs.msg import PoseStamped
@@ -97,35 +100,23 @@ def measure(
 
 def browser(page: str):
     """A headless Debian Chromium showing the browser view (as a user's open tab), or None."""
-    import shutil
+    from browser import CHROMIUM, DRIVER, headless_chromium
 
-    if not (shutil.which("chromium") and shutil.which("chromedriver")):
-        return None
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--use-angle=swiftshader",
-                "--enable-unsafe-swiftshader", "--disable-dev-shm-usage", "--disable-background-networking",
-                "--window-size=1280,800"):  # fmt: skip
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
-    driver.get(page)
-    return driver
+    return headless_chromium(page) if CHROMIUM and DRIVER else None
 
 
 def views(node, seconds: float) -> None:
     """The node at 1 kHz physics as fast as possible with the views off, with RViz markers, with
     the browser view served and with a headless Chromium showing it (on this 2-core machine the
     browser's software rendering competes with the node for the cores)."""
-    import socket
     import threading
-    from urllib.parse import quote
 
-    with socket.socket() as s:
-        s.bind(("", 0))
-        port = s.getsockname()[1]
-    page = f"http://127.0.0.1:{port}/?url={quote(f'rerun+http://127.0.0.1:{port + 1}/proxy', safe='')}"
+    from net_helpers import free_tcp_port_pair
+
+    from uvms_sim.viz.rerun_view import page_address
+
+    port = free_tcp_port_pair()  # the page, and the stream on the next port
+    page = page_address(port, f"rerun+http://127.0.0.1:{port + 1}/proxy")
     print("simulator node, BlueROV2 + MAVROS shim, 1 kHz physics, as fast as possible: the views")
     for label, extra in (
         ("views off (marker_rate 0)", ("-p", "marker_rate:=0.0")),

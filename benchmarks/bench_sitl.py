@@ -19,10 +19,13 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
-import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))  # net_helpers
+from net_helpers import free_udp_port
 
 HEAVY_DOWN = [1500] * 4 + [1600] * 4
 
@@ -42,14 +45,6 @@ def peer(port: int, rate: int, frames: int, out) -> None:
         p.update(HEAVY_DOWN)
     out.send((time.perf_counter() - t0, frames - warm, p.parsed, p.resends, p.messages[1:]))
     p.close()
-
-
-def free_port() -> int:
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def standalone(rate: int, frames: int) -> None:
@@ -80,7 +75,7 @@ def standalone(rate: int, frames: int) -> None:
 
 
 def through_node(rate: int, frames: int) -> None:
-    port = free_port()
+    port = free_udp_port()
     cmd = [sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", "description:=bluerov2_heavy",
            "-p", f"sitl_port:={port}", "-p", "use_sim_time:=true"]  # fmt: skip
     node = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -31,14 +31,6 @@ DESCRIPTIONS = [
     *sorted(p for p in CONFIG.glob("*.yaml") if not p.stem.endswith("_node")),
     CONFIG / "urdf" / "bluerov2_light_arm.urdf.xacro",
 ]
-CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-# headless, software WebGL (no GPU here), and none of the background connections that this
-# machine's closed network refuses
-BROWSER_FLAGS = (
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--use-angle=swiftshader",
-    "--enable-unsafe-swiftshader", "--disable-dev-shm-usage", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,800",
-)  # fmt: skip
 
 
 def parse(text: str) -> yourdfpy.URDF:
@@ -243,22 +235,15 @@ def test_the_browser_view_shows_the_vehicle_in_a_real_browser(tmp_path):
     The screenshot is kept in docs/images when UVMS_SIM_SCREENSHOT is set."""
     import os
 
-    assert CHROMIUM and DRIVER, "Debian's chromium and chromium-driver are needed: make browser (as root)"
+    from browser import headless_chromium
     from net_helpers import free_tcp_port_pair
     from PIL import Image
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
 
     port = free_tcp_port_pair()
     with simulator(web_view_port=port, real_time_factor=1.0, ardusub_frame="none") as (sim, _user, _executor):
         assert sim.view is not None and f"browser view at {sim.view.page}" in sim.summary()
-        options = webdriver.ChromeOptions()
-        options.binary_location = CHROMIUM
-        for arg in (*BROWSER_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"):
-            options.add_argument(arg)
-        browser = webdriver.Chrome(service=Service(DRIVER), options=options)
+        browser = headless_chromium(sim.view.page, tmp_path / "profile")
         try:
-            browser.get(sim.view.page)
             shot = tmp_path / "view.png"
             hull = 0
             for _ in range(12):  # the viewer's wasm loads, connects and draws within seconds
