@@ -748,13 +748,16 @@ class SimulatorNode(Node):
                 now = time.monotonic()
                 marker = now >= self.next_marker_wall
                 self.next_marker_wall = now + 1.0 / MARKER_WALL_RATE if marker else self.next_marker_wall
-            if marker or self.view is not None:
-                sim = self.sim
+            sim = self.sim
+            t = sim.state.t
+            view = self.view if self.view is not None and self.view.due(t) else None
+            if marker or view is not None:  # one frame of the scene for both
                 thrust = None if sim.thrusters is None else sim.thrusters.thrust
-                if self.view is not None:
-                    self.view.update(sim.state.t, sim.state.q, thrust)
+                frame = self.scene.frame(sim.state.q, thrust)
+                if view is not None:
+                    view.log(t, frame)
                 if marker:
-                    self.scene.publish(self.stamp(), sim.state.t, self.scene.frame(sim.state.q, thrust))
+                    self.scene.publish(self.stamp(), t, frame)
             if self.loop.ticks % self.ticks_per_state == 0:
                 for io in self.vehicles:
                     if io.shim is not None:

@@ -117,7 +117,7 @@ class SensorTopics:
         msg.magnetic_field_covariance = _diag([s.model.variance] * 3)  # type: ignore[attr-defined]
         pubs[""].publish(msg)
 
-    def _range(self, spec, value: float, stamp, frame, lo: float, hi: float, fov: float) -> Range:
+    def _range(self, value: float, stamp, frame, lo: float, hi: float, fov: float) -> Range:
         msg = Range()
         msg.header.stamp, msg.header.frame_id = stamp, frame
         msg.radiation_type = Range.ULTRASOUND
@@ -128,7 +128,7 @@ class SensorTopics:
     def _altimeter(self, s: Sensor, value, stamp, frame, pubs) -> None:
         spec = s.spec
         lo, hi = spec.value("min_range"), spec.value("max_range")
-        pubs[""].publish(self._range(spec, value, stamp, frame, lo, hi, spec.value("beam_width")))
+        pubs[""].publish(self._range(value, stamp, frame, lo, hi, spec.value("beam_width")))
 
     def _dvl(self, s: Sensor, value: DvlReading, stamp, frame, pubs) -> None:
         spec = s.spec
@@ -143,7 +143,5 @@ class SensorTopics:
             pubs["twist"].publish(msg)
         altitude = value.altitude if math.isfinite(value.altitude) else math.inf
         lo, hi = spec.value("min_altitude"), spec.value("max_altitude")
-        pubs["altitude"].publish(
-            self._range(spec, altitude, stamp, frame, lo, hi, 2 * spec.value("beam_angle"))
-        )
+        pubs["altitude"].publish(self._range(altitude, stamp, frame, lo, hi, 2 * spec.value("beam_angle")))
         pubs["beams"].publish(Float64MultiArray(data=[float(x) for x in value.ranges]))

@@ -26,10 +26,18 @@ from ..model.naming import tf_names
 from ..model.system import System
 from ..model.urdf_writer import link_visuals
 from ..model.visual import Visual, thruster_visual
-from .scene import SURFACE_HALF_SIZE, SceneState
+from .scene import SURFACE_HALF_SIZE, Frame, SceneState
 
 FORWARD, REVERSE = (40, 200, 60), (220, 50, 40)
 ARROW_RADIUS = 0.012  # m
+
+
+def page_address(web_port: int, stream: str) -> str:
+    """The address of the viewer's page on ``web_port``, connected to the Rerun ``stream``
+    (``rerun+http://127.0.0.1:<data port>/proxy``)."""
+    from urllib.parse import quote
+
+    return f"http://127.0.0.1:{web_port}/?url={quote(stream, safe='')}"
 
 
 def _rgba(v: Visual) -> list[int]:
@@ -77,9 +85,7 @@ class RerunView:
     @property
     def page(self) -> str:
         """The address of the viewer's page, connected to this stream."""
-        from urllib.parse import quote
-
-        return f"http://127.0.0.1:{self.web_port}/?url={quote(self.url, safe='')}"
+        return page_address(self.web_port, self.url)
 
     def _blueprint(self, roots: list[str]):
         """A large 3D view seen from the first vehicle's frame (a chase view: the vehicle stays in
@@ -146,6 +152,14 @@ class RerunView:
     def update(self, t: float, q: np.ndarray, thrust: np.ndarray | None = None, force: bool = False) -> bool:
         """Log the state at simulated time ``t`` if its turn has come (module doc); whether it
         was logged."""
+        if not self.due(t, force):
+            return False
+        self.log(t, self.scene.frame(q, thrust))
+        return True
+
+    def due(self, t: float, force: bool = False) -> bool:
+        """Whether a frame at simulated time ``t`` is to be logged (module doc); if so, the
+        next one is due a period later."""
         if not force and t < self.next_sim:
             return False
         if self.live and not force:
@@ -154,8 +168,11 @@ class RerunView:
                 return False
             self.next_wall = now + self.period
         self.next_sim = t + self.period
+        return True
+
+    def log(self, t: float, frame: Frame) -> None:
+        """One frame of the scene (``viz.scene``) at simulated time ``t``."""
         rr, rec = self.rr, self.rec
-        frame = self.scene.frame(q, thrust)
         rec.set_time("sim", duration=float(t))
         for i, name in enumerate(self.names):
             rec.log(f"world/{name}", rr.Transform3D(translation=frame.p[i], mat3x3=frame.R[i]))
@@ -170,7 +187,6 @@ class RerunView:
         for v in self.system.vehicles:
             root = self.system.model.body_index(v.root)
             rec.log(f"plots/depth/{v.name}", rr.Scalars(float(-frame.p[root][2])))
-        return True
 
     def close(self) -> None:
         self.rec.flush()
