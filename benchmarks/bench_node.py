@@ -36,15 +36,25 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process (MB, VmRSS)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
 LISTENED = {"/odom": Odometry, "/imu": Imu, "/tf": TFMessage, "/mavros/local_position/pose": PoseStamped}
 
 
 def measure(
-    rtf: float, seconds: float, node, physics_rate: float = 500.0, extra=(), listen: bool = False
+    rtf: float, seconds: float, node, physics_rate: float = 500.0, extra=(), listen: bool = False, rss=None
 ) -> tuple[float, float]:
     """(achieved real-time factor, CPU % of one core) of a node process; with ``listen`` this
     process also subscribes to odometry, IMU, TF and the MAVROS pose (a user's controller and
-    RViz), so those messages are built and sent."""
+    RViz), so those messages are built and sent. A list ``rss`` receives (wall seconds into
+    the window, the node's resident memory in MB) every second."""
     cmd = [
         sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", "use_sim_time:=true",
         "-p", f"real_time_factor:={rtf}", "-p", f"physics_rate:={physics_rate}", "-p", "publish_rate:=50.0",
@@ -83,7 +93,11 @@ def measure(
         time.sleep(2.0)
         t0, w0 = clock_sample(10.0)
         c0 = cpu_seconds(proc.pid)
+        next_rss = w0
         while time.monotonic() < w0 + seconds:
+            if rss is not None and time.monotonic() >= next_rss:
+                rss.append((time.monotonic() - w0, rss_mb(proc.pid)))
+                next_rss += 1.0
             if listen:
                 rclpy.spin_once(node, timeout_sec=0.05)
             else:

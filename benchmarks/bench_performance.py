@@ -5,12 +5,15 @@ the machine described (``benchmarks/RESULTS.md`` is kept in the repository).
 Per model, microseconds per call from Python (best of 5 runs):
 
 - ``ABA``: ``FastDynamics.aba`` (compiled: hydrodynamic ABA with added mass, damping,
-  buoyancy, current, per-link drag and thrust) and, in brackets, the same loop run inside
-  compiled code (the cost without the Python call); ``numpy ABA``: the reference
-  implementation; ``Pinocchio ABA``: ``pinocchio.aba`` (C++, rigid bodies only).
+  buoyancy, current, per-link drag and thrust); ``prepared ABA``: the same through
+  ``FastDynamics.prepare_aba`` (bound to the caller's arrays, as ``pinocchio.aba`` is to its
+  model and data) and, in brackets, the same loop run inside compiled code (the cost without
+  the Python call); ``numpy ABA``: the reference implementation; ``Pinocchio ABA``:
+  ``pinocchio.aba`` (C++, rigid bodies only).
 - ``step``: ``Simulator.step`` with thrusters at 1600 us and a 0.2 m/s current: RK4 (four
-  derivative evaluations; per evaluation in brackets) and semi-implicit Euler (one);
-  MuJoCo's ``mj_step`` with its fluid model, Euler (one evaluation) and RK4 (four).
+  derivative evaluations; in brackets one step inside compiled code, ``step_many``) and
+  semi-implicit Euler (one); MuJoCo's ``mj_step`` with its fluid model, RK4 (four
+  evaluations) and Euler (one).
 
 Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_performance.py [--quick] [--write F]``.
 Needs the benchmark-only peers of ``benchmarks/requirements.txt``.
@@ -85,6 +88,7 @@ def model_row(label: str, name: str, env: Environment, rng, repeat: int) -> tupl
     q, v = system.initial_q, 0.1 * rng.normal(size=model.nv)
     tau = rng.normal(size=model.nv)
     ours = per_call_us(lambda: fast.aba(q, v, tau), repeat)
+    prepared = per_call_us(fast.prepare_aba(q, v, tau), repeat)
     inner = per_call_us(lambda: fast.aba_repeat(q, v, repeat, tau), 1) / repeat
     data = model.create_data()
     wrench = sim.thrusters.wrenches if sim.thrusters is not None else None
@@ -100,6 +104,7 @@ def model_row(label: str, name: str, env: Environment, rng, repeat: int) -> tupl
         sim.step(0.002)
 
     rk4 = per_call_us(one_step, repeat // 2)
+    rk4_inner = per_call_us(lambda: fast.step_many(state.q, state.v, 0.002, repeat, tau=sim.tau), 1) / repeat
     sim.method = "semi_implicit_euler"
     euler = per_call_us(one_step, repeat)
     sim.method = "rk4"
@@ -107,7 +112,8 @@ def model_row(label: str, name: str, env: Environment, rng, repeat: int) -> tupl
     mj_euler = per_call_us(lambda: mujoco.mj_step(mm, md), repeat)
     mm4, md4 = to_mujoco(model, integrator="RK4")
     mj_rk4 = per_call_us(lambda: mujoco.mj_step(mm4, md4), repeat // 2)
-    return (label, model.nbodies, model.nv, ours, inner, reference, pin_us, rk4, euler, mj_euler, mj_rk4)
+    return (label, model.nbodies, model.nv, ours, prepared, inner, reference, pin_us, rk4, rk4_inner, euler,
+            mj_euler, mj_rk4)  # fmt: skip
 
 
 def dynamics_rows(repeat: int) -> list[tuple]:
@@ -172,10 +178,15 @@ def node_rows(seconds: float) -> list[tuple]:
         for label, extra in (
             ("BlueROV2, MAVROS/ArduSub shim", ()),
             ("BlueROV2, no shim", ("-p", "ardusub_frame:=none")),
+            ("Heavy + 4 arms, MAVROS/ArduSub shim", ("-p", "description:=heavy_four_arms_seed003")),
         ):
             for listen in (False, True):
-                rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, listen)
-                rows.append((label, "odom, imu, tf, mavros pose" if listen else "none", rtf, cpu))
+                rss: list = []
+                rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, listen, rss)
+                first, last = rss[0][1], rss[-1][1]
+                rows.append(
+                    (label, "odom, imu, tf, mavros pose" if listen else "none", rtf, cpu, first, last)
+                )
     finally:
         node.destroy_node()
         rclpy.shutdown()
@@ -215,17 +226,19 @@ def main() -> None:
     emit(f"machine: {machine()}")
     emit()
     emit("Dynamics, microseconds per call from Python")
-    emit("(in brackets: the same call inside compiled code; the RK4 step per derivative evaluation)")
+    emit("(in brackets: the same call inside compiled code, without crossing from Python)")
     emit()
     emit(
-        "| model | bodies | nv | ABA | numpy ABA | Pinocchio ABA | ABA vs Pinocchio | RK4 step (per eval) "
-        "| Euler step | MuJoCo Euler step | MuJoCo RK4 step |"
+        "| model | bodies | nv | ABA | prepared ABA | numpy ABA | Pinocchio ABA | prepared vs Pinocchio "
+        "| RK4 step | MuJoCo RK4 step | RK4 vs MuJoCo | Euler step | MuJoCo Euler step |"
     )
-    emit("|---|---|---|---|---|---|---|---|---|---|---|")
-    for label, nb, nv, ours, inner, ref, pin_us, rk4, euler, mj_e, mj_r in dynamics_rows(repeat):
+    emit("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for row in dynamics_rows(repeat):
+        label, nb, nv, ours, prep, inner, ref, pin_us, rk4, rk4_in, euler, mj_e, mj_r = row
         emit(
-            f"| {label} | {nb} | {nv} | {ours:.1f} ({inner:.1f}) | {ref:.0f} | {pin_us:.1f} "
-            f"| {ours / pin_us:.1f}x | {rk4:.1f} ({rk4 / 4:.1f}) | {euler:.1f} | {mj_e:.1f} | {mj_r:.1f} |"
+            f"| {label} | {nb} | {nv} | {ours:.1f} | {prep:.1f} ({inner:.1f}) | {ref:.0f} | {pin_us:.1f} "
+            f"| {prep / pin_us:.1f}x | {rk4:.1f} ({rk4_in:.1f}) | {mj_r:.1f} | {rk4 / mj_r:.2f} "
+            f"| {euler:.1f} | {mj_e:.1f} |"
         )
     emit()
     emit("Nielsen et al.'s (2016) connected pair, us per RK4 step (2 ms):")
@@ -247,10 +260,13 @@ def main() -> None:
         emit()
         emit("(/clock is sampled at the ends of the window, not subscribed throughout: bench_node.py)")
         emit()
-        emit("| configuration | subscribed by the benchmark | real-time factor | node CPU (% of one core) |")
-        emit("|---|---|---|---|")
-        for label, listened, rtf, cpu in node_rows(5.0 if args.quick else 10.0):
-            emit(f"| {label} | {listened} | {rtf:.1f}x | {cpu:.0f} |")
+        emit(
+            "| configuration | subscribed by the benchmark | real-time factor | node CPU (% of one core) "
+            "| node RSS, start -> end of the window (MB) |"
+        )
+        emit("|---|---|---|---|---|")
+        for label, listened, rtf, cpu, rss0, rss1 in node_rows(5.0 if args.quick else 10.0):
+            emit(f"| {label} | {listened} | {rtf:.1f}x | {cpu:.0f} | {rss0:.0f} -> {rss1:.0f} |")
     emit()
     minutes, n, xrt, rate = replay_row(2.0 if args.quick else 10.0)
     what = f"{minutes:g}-minute bag ({n} messages), RK4 at 10 ms"

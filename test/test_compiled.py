@@ -303,3 +303,67 @@ def test_contacts_equal_the_reference(tmp_path):
         close(np.array(list(a.values())), np.array(list(b.values())))
         touched |= sum(b.values()) > 1.0
     assert touched
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_prepared_aba_reads_its_arrays_in_place(name):
+    """``prepare_aba`` holds the state and inputs in the kernels' buffer: after writing new
+    values into ``call.q``, ``.v``, ``.tau``, ``.f_ext`` and ``.n``, calling it gives what
+    ``aba`` gives for those values (the same kernel: equal to the last bit), into the same
+    output array."""
+    rng = np.random.default_rng(3)
+    system = with_current(load(CONFIG / f"{name}.yaml"), None)
+    model = system.model
+    sim = Simulator.from_system(system)
+    fast = sim.fast_dynamics()
+    q, v = random_state(model, rng)
+    call = fast.prepare_aba(q, v)
+    first = call()
+    np.testing.assert_array_equal(first, fast.aba(q, v))
+    for _ in range(3):
+        call.q[:], call.v[:] = random_state(model, rng)
+        call.tau[:] = rng.normal(size=model.nv)
+        call.f_ext[:] = rng.normal(size=(model.nbodies, 6))
+        call.n[:] = 30.0 * rng.normal(size=call.n.size)
+        out = call()
+        assert out is first
+        np.testing.assert_array_equal(out, fast.aba(call.q, call.v, call.tau, call.f_ext, call.n))
+
+
+def test_compiled_entry_points_refuse_arrays_they_would_misread():
+    """The compiled functions read their arguments unchecked (the dispatch is skipped), so the
+    Python side refuses what they would misread: an ``f_ext`` that is not 2-D or a 2-D ``q`` is
+    a ValueError, not a wrong answer or a crash. Lists and other dtypes are converted."""
+    system = load(CONFIG / "bluerov2.yaml")
+    fast = fast_dynamics(system)
+    model = system.model
+    q, v = system.initial_q, np.zeros(model.nv)
+    with pytest.raises(ValueError, match="2-dimensional"):
+        fast.step(q, v, 0.01, f_ext=np.zeros(6 * model.nbodies))
+    with pytest.raises(ValueError, match="1-dimensional"):
+        fast.aba(q[None, :], v)
+    np.testing.assert_array_equal(fast.aba(list(q), v.astype(np.float32)), fast.aba(q, v))
+    np.testing.assert_array_equal(fast.aba(np.repeat(q, 2)[::2], v), fast.aba(q, v))
+
+
+def test_the_kernels_buffers_follow_contacts_and_connections():
+    """The two buffers the kernels take (``flat.pack``) are rebuilt when contacts or connections
+    change, and what Python reads (workspace, thrusts, normal forces) are views of the new ones."""
+    from uvms_sim.dynamics.contact import Contacts
+    from uvms_sim.model.system import ContactPoint, Seabed
+
+    system = load(CONFIG / "bluerov2.yaml")
+    sim = Simulator.from_system(system)
+    fast = sim.fast_dynamics()
+    before = fast.FB
+    assert np.shares_memory(fast.W, fast.FB) and np.shares_memory(fast.thrust, fast.FB)
+    root = system.model.bodies[0].name
+    points = tuple(ContactPoint(f"skid{k}", root, np.array([0.2 * k, 0.0, 0.15])) for k in (-1, 1))
+    sim.contacts = Contacts(system.model, [Seabed(0.5, points)])
+    sim.state.q[2] = 0.4  # skids 5 cm into the seabed
+    fast = sim.fast_dynamics()
+    assert fast.FB is not before and fast.KN.size == 2
+    assert np.shares_memory(fast.KN, fast.FB) and np.shares_memory(fast.W, fast.FB)
+    sim.step(0.001)
+    assert set(sim.contacts.normal_forces) == {"skid-1", "skid1"}
+    assert all(f > 0.0 for f in sim.contacts.normal_forces.values())

@@ -95,6 +95,23 @@ def test_the_env_steps_the_same_dynamics_as_the_simulator():
     np.testing.assert_allclose(core.batch.v[0], sim.state.v, rtol=0, atol=1e-9)
 
 
+def test_the_thruster_map_lookup_is_the_linear_interpolation_of_its_grid():
+    """The env's thruster map (a uniform grid of the bank's map, looked up by arithmetic) equals
+    numpy's linear interpolation of the same grid, to rounding, at random commands, at the grid
+    points, and clamped outside the PWM range."""
+    env = UvmsVectorEnv(num_envs=4, description="bluerov2_heavy", seed=0)
+    core = env.core
+    grid, table = core.pwm_grid, core.speed_grid
+    rng = np.random.default_rng(7)
+    pwm = rng.uniform(grid[0], grid[-1], (500, core.nt))
+    pwm[:8] = grid[rng.integers(0, grid.size, (8, core.nt))]
+    pwm[8], pwm[9] = grid[0] - 50.0, grid[-1] + 50.0
+    looked_up = core.shaft_speeds(pwm)
+    expected = np.column_stack([np.interp(pwm[:, k], grid, table[k]) for k in range(core.nt)])
+    scale = np.abs(table).max()
+    np.testing.assert_allclose(looked_up, expected, rtol=0, atol=1e-12 * scale)
+
+
 def test_task_rewards_and_terminations():
     """Waypoint: at the target and at rest, +10 and terminated; depth hold: the reward is minus
     the depth error (level, no effort); a non-finite command is neutral and reported; a state

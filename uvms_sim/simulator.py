@@ -218,8 +218,11 @@ class Simulator:
         """One integrator step of the dynamics from ``s`` with the inputs as they are."""
         fast = self.fast_dynamics()
         if fast is not None:
-            q, v = fast.step(s.q, s.v, dt, self.method, self.tau, self.f_ext, None, s.t)
-            self._copy_outputs(fast)
+            th = self.thrusters
+            thrust = None if th is None else th.thrust  # the compiled step writes the thrusts there
+            q, v = fast.step(s.q, s.v, dt, self.method, self.tau, self.f_ext, None, s.t, thrust)
+            if self.contacts is not None:
+                self.contacts.normal_forces.update(fast.normal_forces())
         else:
             q, v = INTEGRATORS[self.method](self.model, s.q, s.v, dt, self._accel, s.t)
         return State(q, v, s.t + dt)
@@ -325,8 +328,10 @@ class Simulator:
             or fast.model is not self.model
         ):
             fast = self._fast = FastDynamics(self.model, self.env, self.thrusters)
-        fast.set_constraints(self.constraints, *self.baumgarte)
-        fast.set_contacts(self.contacts)
+        if self.constraints or fast.constraints:
+            fast.set_constraints(self.constraints, *self.baumgarte)
+        if self.contacts is not fast.contacts:
+            fast.set_contacts(self.contacts)
         return fast
 
     def acceleration(self) -> Array:

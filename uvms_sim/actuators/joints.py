@@ -107,25 +107,30 @@ class JointMotors:
             self.target[k] = v
 
     def update(self, q: Array, v: Array, dt: float) -> Array:
-        """Joint efforts for this step (length = number of motors, in ``names`` order)."""
-        pos, vel = q[self.iq], v[self.iv]
-        out = np.empty(len(self.names))
+        """Joint efforts for this step (length = number of motors, in ``names`` order). (Plain
+        floats in the loop: numpy's per-scalar calls cost more than the arithmetic.)"""
+        pos, vel = q[self.iq].tolist(), v[self.iv].tolist()
+        limit, target, integral = self.limit.tolist(), self.target.tolist(), self.integral.tolist()
+        efforts = []
         for k, (mode, g) in enumerate(zip(self.mode, self.gains, strict=True)):
             if mode == "effort":
-                raw = self.target[k]
+                raw = target[k]
             elif mode == "position":
-                err = self.target[k] - pos[k]
-                raw = g.kp * err + self.integral[k] - g.kd * vel[k]
-                if abs(raw) < self.limit[k]:
-                    self.integral[k] += g.ki * err * dt
+                err = target[k] - pos[k]
+                raw = g.kp * err + integral[k] - g.kd * vel[k]
+                if abs(raw) < limit[k]:
+                    integral[k] += g.ki * err * dt
             else:
-                err = self.target[k] - vel[k]
-                raw = g.kp * err + self.integral[k]
-                if abs(raw) < self.limit[k]:
-                    self.integral[k] += g.ki * err * dt
-            out[k] = np.clip(raw, -self.limit[k], self.limit[k])
+                err = target[k] - vel[k]
+                raw = g.kp * err + integral[k]
+                if abs(raw) < limit[k]:
+                    integral[k] += g.ki * err * dt
+            efforts.append(min(max(raw, -limit[k]), limit[k]))  # NaN stays NaN, as np.clip
+        self.integral[:] = integral
+        out = np.array(efforts)
+        speed = v[self.iv]
         # at its velocity limit a motor gives no more effort in the direction it turns
-        faster = (np.abs(vel) >= self.velocity_limit) & (out * vel > 0.0)
+        faster = (np.abs(speed) >= self.velocity_limit) & (out * speed > 0.0)
         out[faster] = 0.0
         self.effort = out
         return out

@@ -26,13 +26,16 @@ Compiled once per machine into numba's cache (``__pycache__`` or ``NUMBA_CACHE_D
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from pathlib import Path
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import carray, njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .flat import (
     AXIS,
@@ -46,7 +49,26 @@ from .flat import (
     DS,
     DST,
     ET,
+    FOLDED,
     FREE,
+    H_BF,
+    H_BI,
+    H_CF,
+    H_CI,
+    H_IN,
+    H_KF,
+    H_KI,
+    H_KN,
+    H_NB,
+    H_NBF,
+    H_NC,
+    H_NK,
+    H_NQ,
+    H_NT,
+    H_NV,
+    H_TF,
+    H_TI,
+    H_W,
     HAS_DRAG,
     HAS_MA,
     HCEN,
@@ -55,6 +77,7 @@ from .flat import (
     HULL0,
     HVOL,
     IH,
+    IHI,
     IQ,
     IRB,
     IV,
@@ -62,12 +85,17 @@ from .flat import (
     JTYPE,
     MA,
     MASS,
+    NBI,
+    NCF,
     NHULL,
+    NKF,
     NS,
+    NTF,
     NW,
     PARENT,
     PRISMATIC,
     REVOLUTE,
+    RIGID,
     RT,
     RV,
     S_AC,
@@ -125,7 +153,61 @@ if not os.access(Path(__file__).parent, os.W_OK) and not os.environ.get("NUMBA_C
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "uvms_sim"
     numba.config.CACHE_DIR = str(cache)  # type: ignore[attr-defined]
 
-kernel = njit(cache=True, nogil=True, error_model="numpy")  # every kernel: cached, GIL released
+# Every kernel: cached, GIL released. Those called only from compiled code go without the
+# wrappers that make a function callable from Python and from C (numba options its type stubs
+# do not list): 3 s less to compile.
+_INTERNAL = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+kernel = njit(cache=True, nogil=True, error_model="numpy", **_INTERNAL)  # type: ignore[call-overload]
+entry_kernel = njit(cache=True, nogil=True, error_model="numpy")  # the entry points from Python
+
+
+# -- borrowed views -------------------------------------------------------------------------------
+# Every view a kernel takes of an array that numpy owns (``WB[i]``, a workspace row) counts a
+# reference on it, an atomic increment and decrement: they cost half of an RK4 step of a
+# BlueROV2 (5.0 us instead of 2.5). The entry points therefore take borrowed views of their
+# arguments (``carray`` over the same memory, without a reference count), valid for the call:
+# the caller holds the arrays, and no kernel keeps a view after it returns.
+@intrinsic
+def _address(typingctx, addr):
+    """The integer ``addr`` as a void pointer (for ``carray``)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+
+    return types.voidptr(types.intp), codegen
+
+
+# inlined where it is called: numba would otherwise compile it once per literal shape (14 times)
+@njit(inline="always", cache=True, **_INTERNAL)  # type: ignore[call-overload]
+def _borrow(a, o, shape):
+    """A borrowed view (see above) of the C-contiguous ``a`` from element o, of ``shape``."""
+    return carray(_address(a.ctypes.data + o * a.itemsize), shape, a.dtype)
+
+
+@kernel
+def _unpack(FB, IB):
+    """Borrowed views (BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid) of the buffers of
+    ``flat.pack`` (FB floats, IB ints), at the offsets its header records."""
+    nb, nt, nc, nk = IB[H_NB], IB[H_NT], IB[H_NC], IB[H_NK]
+    return (
+        _borrow(FB, IB[H_BF], (nb, IB[H_NBF])),
+        _borrow(IB, IB[H_BI], (nb, NBI)),
+        _borrow(FB, IB[H_TF], (nt, NTF)),
+        _borrow(IB, IB[H_TI], nt),
+        _borrow(IB, IB[H_CI], (nc, 2)),
+        _borrow(FB, IB[H_CF], (nc, NCF)),
+        _borrow(IB, IB[H_KI], (nk, 2)),
+        _borrow(FB, IB[H_KF], (nk, NKF)),
+        _borrow(FB, IB[H_KN], nk),
+        _borrow(FB, IB[H_W], FB.shape[0] - IB[H_W]),
+        _borrow(FB, 0, (3, 4, 3)),
+    )
+
+
+@kernel
+def _bare(a):
+    """A borrowed view of all of ``a``."""
+    return _borrow(a, 0, a.shape)
 
 
 # -- rotations (row-major 3x3 at out[o:o+9]) -----------------------------------------------------
@@ -709,9 +791,16 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
                 row[WU + a] = row[WIA + a]
             for a in range(6):
                 row[WUU + a] = tau[k + a] - row[WPA + a]
-            _chol_inv(row, WIA, 6, row, WDI, S)
+            if BI[i, RIGID]:  # I^A is the constant composite inertia: its inverse is in the table
+                for a in range(36):
+                    row[WDI + a] = BF[i, IHI + a]
+            else:
+                _chol_inv(row, WIA, 6, row, WDI, S)
         lam = BI[i, PARENT]
         if lam < 0:
+            continue
+        if BI[i, FOLDED]:  # its inertia is in the free ancestor's constant; c = 0: pa = pA
+            _xforce_add(WB, i, row, WPA, WB[lam], WPA)
             continue
         # Ia = IA - U D⁻¹ Uᵀ at S[S_IA];  pa = pA + Ia c + U D⁻¹ u at S[S_PA]
         if nv == 1:
@@ -788,14 +877,19 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
 # -- workspace carving ---------------------------------------------------------------------------
 @kernel
 def _carve(W, nb, nq, nv, nt):
-    """(WB, WQ, WV, thrust, S) views of a workspace buffer, at the offsets of ``flat.workspace``
-    (written out here: compiled code takes them as scalar sums)."""
+    """(WB, WQ, WV, thrust, S): borrowed views of a workspace buffer at the offsets of
+    ``flat.workspace`` (written out here: compiled code takes them as scalar sums)."""
     o_wq = nb * NW
     o_wv = o_wq + 4 * nq
     o_t = o_wv + 13 * nv
     o_s = o_t + nt
-    WB = W[:o_wq].reshape((nb, NW))
-    return WB, W[o_wq:o_wv].reshape((4, nq)), W[o_wv:o_t].reshape((13, nv)), W[o_t:o_s], W[o_s : o_s + NS]
+    return (
+        _borrow(W, 0, (nb, NW)),
+        _borrow(W, o_wq, (4, nq)),
+        _borrow(W, o_wv, (13, nv)),
+        _borrow(W, o_t, nt),
+        _borrow(W, o_s, NS),
+    )
 
 
 @kernel
@@ -1164,50 +1258,107 @@ def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fl
 
 
 # -- entry points from Python ---------------------------------------------------------------------
-@kernel
-def aba(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, q, v, tau, f_ext, n, fluid, ddq):
+# Each takes the buffers FB, IB of ``flat.pack`` and the state and inputs; ``fluid`` is FB's.
+@entry_kernel
+def aba(FB, IB, q, v, tau, f_ext, n, ddq):
     """q̈ into ``ddq`` at (q, v) for tau, body wrenches f_ext (nb x 6), thruster shaft speeds n,
-    fluid = [current, acceleration, gravity, surface] (4 x 3); W a workspace buffer. Thrusts are left in
-    the workspace."""
-    WB, _, _, thrust, S = _carve(W, BI.shape[0], q.shape[0], v.shape[0], TI.shape[0])
-    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq)
+    in the fluid of stage 0. Thrusts are left in the workspace."""
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
+    WB, _, _, thrust, S = _carve(W, BI.shape[0], IB[H_NQ], IB[H_NV], TI.shape[0])
+    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust,
+           _bare(q), _bare(v), _bare(tau), _bare(f_ext), _bare(n), fluid[0], _bare(ddq))  # fmt: skip
 
 
-@kernel
-def step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
-    """One step; see ``_step``."""
-    return _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out)
+@entry_kernel
+def aba_bound(FB, IB):
+    """``aba`` of the state and inputs held in FB itself (``flat.inputs``): a prepared call takes
+    two arguments."""
+    nb, nq, nv, nt = IB[H_NB], IB[H_NQ], IB[H_NV], IB[H_NT]
+    o = IB[H_IN]
+    q = _borrow(FB, o, nq)
+    v = _borrow(FB, o + nq, nv)
+    tau = _borrow(FB, o + nq + nv, nv)
+    f_ext = _borrow(FB, o + nq + 2 * nv, (nb, 6))
+    n = _borrow(FB, o + nq + 2 * nv + 6 * nb, nt)
+    ddq = _borrow(FB, o + nq + 2 * nv + 6 * nb + nt, nv)
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
+    WB, _, _, thrust, S = _carve(W, nb, nq, nv, nt)
+    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], ddq)
 
 
-@kernel
-def step_many(
-    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, steps, q_out, v_out
-):
+@entry_kernel
+def step(FB, IB, method, q, v, tau, f_ext, n, h, q_out, v_out, thrust_out):
+    """One step (see ``_step``); when it is finite, the thrusts of its last evaluation also
+    into ``thrust_out`` (where the thruster bank keeps them)."""
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
+    ok = _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, _bare(q), _bare(v), _bare(tau),
+               _bare(f_ext), _bare(n), fluid, h, _bare(q_out), _bare(v_out))  # fmt: skip
+    if ok:
+        thrust = _carve(W, BI.shape[0], IB[H_NQ], IB[H_NV], TI.shape[0])[3]
+        out = _bare(thrust_out)
+        for k in range(TI.shape[0]):
+            out[k] = thrust[k]
+    return ok
+
+
+@entry_kernel
+def step_many(FB, IB, method, q, v, tau, f_ext, n, h, steps, q_out, v_out):
     """``steps`` steps with the inputs and the fluid held (``Simulator.advance``); returns the
     number of steps done (fewer on a non-finite value: q_out, v_out then hold the last finite
     state)."""
-    nq, nv = q.shape[0], v.shape[0]
-    qa, va = np.empty(nq), np.empty(nv)
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
+    tau, f_ext, n, q_out, v_out = _bare(tau), _bare(f_ext), _bare(n), _bare(q_out), _bare(v_out)
+    qa, va = np.empty(q.shape[0]), np.empty(v.shape[0])
     qa[:] = q
     va[:] = v
+    qb, vb = _bare(qa), _bare(va)
     for k in range(steps):
         if not _step(
-            BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, qa, va, tau, f_ext, n, fluid, h, q_out, v_out
+            BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, qb, vb, tau, f_ext, n, fluid, h, q_out, v_out
         ):
-            q_out[:] = qa
-            v_out[:] = va
+            q_out[:] = qb
+            v_out[:] = vb
             return k
-        qa[:] = q_out
-        va[:] = v_out
+        qb[:] = q_out
+        vb[:] = v_out
     return steps
 
 
-@kernel
-def aba_repeat(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, q, v, tau, f_ext, n, fluid, ddq, repeat):
+@entry_kernel
+def aba_repeat(FB, IB, q, v, tau, f_ext, n, ddq, repeat):
     """``aba`` called ``repeat`` times inside compiled code (benchmarks: the cost without the
     Python call)."""
     for _ in range(repeat):
-        aba(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, q, v, tau, f_ext, n, fluid, ddq)
+        aba(FB, IB, q, v, tau, f_ext, n, ddq)
+
+
+# The one signature Python calls each entry point with (C-contiguous float64 vectors, the int
+# buffer, f_ext nb x 6).
+_VEC, _MAT, _INT = types.float64[::1], types.float64[:, ::1], types.int64[::1]
+SIGNATURES = {
+    "aba": (_VEC, _INT, _VEC, _VEC, _VEC, _MAT, _VEC, _VEC),
+    "aba_bound": (_VEC, _INT),
+    "step": (_VEC, _INT, types.int64, _VEC, _VEC, _VEC, _MAT, _VEC, types.float64, _VEC, _VEC, _VEC),
+}
+
+
+@functools.cache  # once per process: a closed dispatcher refuses even to look its signature up again
+def closed(name: str):
+    """The entry point ``name`` (``aba`` or ``step``) compiled for ``SIGNATURES[name]`` (or
+    loaded from numba's cache) and closed to other types: called with any other argument
+    types it raises TypeError instead of compiling them for half a minute. Numba checks the
+    types in C, faster than Python can."""
+    dispatcher = globals()[name]
+    dispatcher.compile(SIGNATURES[name])
+    dispatcher.disable_compile()
+    return dispatcher
+
+
+def entry(name: str):
+    """The compiled function itself of ``name`` for ``SIGNATURES[name]``, without numba's
+    dispatch on the argument types: for arguments the caller made itself (``aba_bound``), since
+    it converts them unchecked."""
+    return globals()[name].compile(SIGNATURES[name])
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -13,29 +13,36 @@ the current is read from the environment at each stage time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import numpy as np
 from numba import get_num_threads
 
 from ..hydro.environment import Environment
 from ..model.model import Model
-from ..spatial import Array, IntArray
+from ..spatial import Array
 from . import compiled
-from .flat import NW, WA, WBIAS, WC, WE, WPW, WR, WRW, WV, WVR, flatten, thrust_offset, workspace_size
+from .contact import Contacts
+from .flat import NW, WA, WBIAS, WC, WE, WPW, WR, WRW, WV, WVR, flatten, pack, thrust_offset
 from .integrate import INTEGRATORS, NonFiniteStateError
 
 METHODS = {"rk4": 0, "semi_implicit_euler": 1}
 
 
-def _f64(x) -> Array:
-    """``x`` itself when it is already a C-contiguous float64 array (no copy, no call into
-    numpy), else a converted copy."""
-    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
+_F64 = np.dtype(np.float64)
+
+
+def _f64(x, ndim: int = 1) -> Array:
+    """``x`` itself when it is already a C-contiguous float64 array of ``ndim`` dimensions (no
+    copy, no call into numpy), else a converted copy; ValueError for another dimension (the
+    compiled entry points take exactly these types, unchecked)."""
+    if type(x) is np.ndarray and x.dtype is _F64 and x.ndim == ndim and x.flags.c_contiguous:
         return x
-    return np.ascontiguousarray(x, dtype=float)
-
-
-# what every kernel takes first: BF, BI, TF, TI (the tables), CI, CF, KI, KF, KN, W
-ModelArgs = tuple[Array, IntArray, Array, IntArray, IntArray, Array, IntArray, Array, Array, Array]
+    out = np.ascontiguousarray(x, dtype=float)
+    if out.ndim != ndim:
+        raise ValueError(f"expected a {ndim}-dimensional array, got shape {out.shape}")
+    return out
 
 
 class FastDynamics:
@@ -46,18 +53,13 @@ class FastDynamics:
         self.env = env or Environment()
         self.thrusters = thrusters
         self.nt = 0 if thrusters is None else len(thrusters)
-        if thrusters is not None:
-            thrusters.constants()
-        self._key = self._tables_key()
-        self.tables = flatten(model, self.env, thrusters)
-        self.W = np.zeros(workspace_size(model, self.nt))
+        # what the tables depend on besides the model: density, gravity, the surface and the
+        # thruster models (a new supply voltage changes their constants); see _refresh
+        self._key: tuple = ()
         self.no_wrench = np.zeros((model.nbodies, 6))
         self.no_thrust = np.zeros(self.nt)
         self.zero_tau = np.zeros(model.nv)
         self.ddq = np.zeros(model.nv)
-        # stage (t, t+h/2, t+h) x (current, acceleration, gravity, (surface depth, has surface, 0))
-        self.fluid = np.zeros((3, 4, 3))
-        self._fill_constants()
         self.q_out = np.zeros(model.nq)
         self.v_out = np.zeros(model.nv)
         self.CI = np.zeros((0, 2), dtype=np.int64)  # rigid connections: parent, child
@@ -66,15 +68,35 @@ class FastDynamics:
         self.baumgarte = (5.0, 5.0)
         self.KI = np.zeros((0, 2), dtype=np.int64)  # contact points: body, kind (0 seabed, 1 anchor)
         self.KF = np.zeros((0, 10))  # r, depth or anchor point, k, c, μ, v_s
-        self.KN = np.zeros(0)  # last seabed normal force of every point (N)
         self.contact_names: list[str] = []
-        self._contacts = None
+        self.contacts: Contacts | None = None
+        self._refresh()  # the tables, packed
+        # the entry points (compiled.closed, compiled.entry), loaded on first use (0.1-0.3 s each)
+        self._aba: Callable[..., None] | None = None
+        self._aba_bound: Callable[..., None] | None = None
+        self._step: Callable[..., bool] | None = None
+
+    def _pack(self) -> None:
+        """(Re)build the kernels' two buffers (``flat.pack``) from the tables, connections and
+        contacts; ``W`` (the workspace), ``KN`` (the last seabed normal force of every contact
+        point, N), ``fluid`` (stage (t, t+h/2, t+h) x (current, acceleration, gravity,
+        (surface depth, has surface, 0))) and ``thrust`` are views of them."""
+        model = self.model
+        self.FB, self.IB, views = pack(self.tables, self.CI, self.CF, self.KI, self.KF, model.nq, model.nv)
+        self.W, self.KN, self.fluid = views["W"], views["KN"], views["fluid"]
+        # the state and inputs of a prepared call (PreparedAba)
+        self.q_in, self.v_in, self.tau_in = views["q"], views["v"], views["tau"]
+        self.f_ext_in, self.n_in, self.ddq_in = views["f_ext"], views["n"], views["ddq"]
+        o = thrust_offset(model)
+        self.thrust = self.W[o : o + self.nt]  # thrusts (N) of the last evaluation, thruster order
+        self._fill_constants()
+        self._synced: tuple = ()  # what the buffers were last brought up to date with (_sync)
 
     def set_contacts(self, contacts) -> None:
         """Seabed and anchor contacts (``contact.Contacts``) evaluated in every forward pass."""
-        if contacts is self._contacts:
+        if contacts is self.contacts:
             return
-        self._contacts = contacts
+        self.contacts = contacts
         KI, KF, names = [], [], []
         if contacts is not None:
             for sb, points in contacts.seabeds:
@@ -90,8 +112,8 @@ class FastDynamics:
                 names.append("")
         self.KI = np.array(KI, dtype=np.int64).reshape(-1, 2)
         self.KF = np.array(KF, dtype=float).reshape(-1, 10)
-        self.KN = np.zeros(len(KI))
         self.contact_names = names
+        self._pack()
 
     def normal_forces(self) -> dict[str, float]:
         """Seabed normal force of every contact point (N) at the last evaluation, by name."""
@@ -115,12 +137,7 @@ class FastDynamics:
         self.CF = np.array([[*np.ravel(c.E), *c.r, alpha, beta] for c in constraints], dtype=float).reshape(
             -1, 14
         )
-
-    @property
-    def thrust(self) -> Array:
-        """Thrusts (N) of the last evaluation, thruster order."""
-        o = thrust_offset(self.model)
-        return self.W[o : o + self.nt]
+        self._pack()
 
     def body_frame(self, i: int) -> tuple[Array, Array, Array]:
         """Views of body i's world rotation (body -> world), velocity and spatial acceleration
@@ -158,20 +175,35 @@ class FastDynamics:
         self.fluid[:, 2] = env.gravity_vector
         self.fluid[:, 3] = (0.0, 0.0, 0.0) if env.surface is None else (env.surface, 1.0, 0.0)
 
-    def _tables_key(self) -> tuple:
-        """What the flat tables depend on besides the model: density, gravity, the surface and
-        the thruster models (a new supply voltage changes their constants)."""
-        version = 0 if self.thrusters is None else self.thrusters.version
-        return (self.env.density, self.env.gravity, self.env.surface, version)
-
     def _refresh(self) -> None:
-        if self.thrusters is not None:
-            self.thrusters.constants()  # brings the bank's version up to date
-        key = self._tables_key()
+        """Rebuild (and pack) the tables when what they depend on changed (``_key``)."""
+        th, env = self.thrusters, self.env
+        key = (env.density, env.gravity, env.surface, 0 if th is None else th.version)
         if key != self._key:
             self._key = key
-            self.tables = flatten(self.model, self.env, self.thrusters)
-            self._fill_constants()
+            self.tables = flatten(self.model, env, th)
+            self._pack()
+
+    def _sync(self, t: float, h: float) -> None:
+        """Before every kernel call: the tables (``_refresh``) and the fluid of the stages t,
+        t + h/2, t + h (``fluid_at``) up to date. With a constant current, one comparison of
+        what they depend on: this runs at every step."""
+        env, th = self.env, self.thrusters
+        if env.current_profile is None:
+            c, a = env.current, env.current_acceleration
+            try:
+                current = c.tolist() + a.tolist()
+            except AttributeError:  # assigned a list or tuple
+                current = list(np.asarray(c, dtype=float)) + list(np.asarray(a, dtype=float))
+            key = (env.density, env.gravity, env.surface, 0 if th is None else th.version, current)
+            if key != self._synced:
+                self._refresh()
+                self.fluid_at(t, h)
+                self._synced = key
+        else:
+            self._synced = ()
+            self._refresh()
+            self.fluid_at(t, h)
 
     def fluid_at(self, t: float, h: float) -> Array:
         """Current, its acceleration, gravity and the surface at t, t + h/2, t + h (world NED;
@@ -185,51 +217,70 @@ class FastDynamics:
                 self.fluid[s, 0], self.fluid[s, 1] = env.fluid_state(ts)
         return self.fluid
 
-    def _model_args(self) -> ModelArgs:
-        """The tables, connections and workspace every kernel takes first (after a refresh)."""
-        self._refresh()
-        return (*self.tables, self.CI, self.CF, self.KI, self.KF, self.KN, self.W)
-
-    def _inputs(self, q, v, tau, f_ext, n) -> tuple:
+    def _inputs(self, q, v, tau, f_ext, n) -> tuple[Array, Array, Array, Array, Array]:
         """Inputs as the kernels take them (C-contiguous float64; defaults for None)."""
         tau = self.zero_tau if tau is None else _f64(tau)
-        f_ext = self.no_wrench if f_ext is None else _f64(f_ext)
+        f_ext = self.no_wrench if f_ext is None else _f64(f_ext, 2)
         return _f64(q), _f64(v), tau, f_ext, self._speeds(n)
 
     def _speeds(self, n: Array | None) -> Array:
         if n is not None:
-            return np.ascontiguousarray(n, dtype=float)
+            return _f64(n)
         return self.thrusters.n if self.thrusters is not None else self.no_thrust
 
     def aba(self, q, v, tau=None, f_ext=None, n=None, t: float = 0.0) -> Array:
         """q̈ at (q, v) for tau, body wrenches f_ext (nb x 6) and thruster shaft speeds n
         (default: the bank's current speeds; no thrust without a bank)."""
-        args = self._model_args()
-        fluid = self.fluid_at(t, 0.0)[0]
-        compiled.aba(
-            *args, _f64(q), _f64(v),
-            self.zero_tau if tau is None else _f64(tau),
-            self.no_wrench if f_ext is None else _f64(f_ext),
-            self._speeds(n), fluid, self.ddq,
-        )  # fmt: skip
+        self._sync(t, 0.0)
+        call = self._aba or self._entry("aba")
+        args = (q, v, self.zero_tau if tau is None else tau, self.no_wrench if f_ext is None else f_ext)
+        try:
+            call(self.FB, self.IB, *args, self._speeds(n), self.ddq)
+        except TypeError:  # an argument of another type: converted (or a clear error)
+            call(self.FB, self.IB, *self._inputs(q, v, tau, f_ext, n), self.ddq)
         return self.ddq.copy()
+
+    def _entry(self, name: str) -> Callable:
+        """The entry point ``name`` (``compiled.closed``; ``compiled.entry`` for ``aba_bound``),
+        kept for the next calls."""
+        call = compiled.entry(name) if name == "aba_bound" else compiled.closed(name)
+        setattr(self, "_" + name, call)
+        return call
+
+    def prepare_aba(self, q, v, tau=None, f_ext=None, n=None) -> PreparedAba:
+        """A prepared call of ``aba`` starting from this state and these inputs (``PreparedAba``;
+        one per ``FastDynamics``: a second one shares the first one's arrays)."""
+        return PreparedAba(self, q, v, tau, f_ext, n)
 
     def aba_repeat(self, q, v, repeat: int, tau=None) -> Array:
         """``aba`` ``repeat`` times inside compiled code (benchmarks)."""
-        q, v, tau, f_ext, n = self._inputs(q, v, tau, None, None)
-        fluid = self.fluid_at(0.0, 0.0)[0]
-        compiled.aba_repeat(*self._model_args(), q, v, tau, f_ext, n, fluid, self.ddq, repeat)
+        self._sync(0.0, 0.0)
+        compiled.aba_repeat(self.FB, self.IB, *self._inputs(q, v, tau, None, None), self.ddq, repeat)
         return self.ddq.copy()
 
-    def step(self, q, v, h: float, method: str = "rk4", tau=None, f_ext=None, n=None, t: float = 0.0):
-        """One step of ``method`` from time t; new ``(q, v)``. A non-finite result raises
-        ``NonFiniteStateError`` with the reference implementation's message."""
-        q, v, tau, f_ext, n = self._inputs(q, v, tau, f_ext, n)
-        fluid = self.fluid_at(t, h)
-        args = (METHODS[method], q, v, tau, f_ext, n, fluid, h, self.q_out, self.v_out)
-        if not compiled.step(*self._model_args(), *args):
+    def step(
+        self, q, v, h: float, method: str = "rk4", tau=None, f_ext=None, n=None, t: float = 0.0, thrust=None
+    ):
+        """One step of ``method`` from time t; new ``(q, v)``; the thrusts of the last evaluation
+        also into ``thrust`` when given (``Simulator`` passes its bank's). A non-finite result
+        raises ``NonFiniteStateError`` with the reference implementation's message. (The hot
+        path of ``Simulator.step``: every line here is paid at every step.)"""
+        self._sync(t, h)
+        q_out, v_out = self.q_out, self.v_out
+        call = self._step or self._entry("step")
+        tau = self.zero_tau if tau is None else tau
+        f_ext = self.no_wrench if f_ext is None else f_ext
+        n = self._speeds(n)
+        thrust = self.thrust if thrust is None else thrust
+        try:
+            ok = call(self.FB, self.IB, METHODS[method], q, v, tau, f_ext, n, h, q_out, v_out, thrust)
+        except TypeError:  # an argument of another type: converted (or a clear error)
+            q, v, tau, f_ext, n = self._inputs(q, v, tau, f_ext, n)
+            h, thrust = float(h), _f64(thrust)
+            ok = call(self.FB, self.IB, METHODS[method], q, v, tau, f_ext, n, h, q_out, v_out, thrust)
+        if not ok:
             self._raise_non_finite(q, v, h, method, tau, f_ext, n, t)
-        return self.q_out.copy(), self.v_out.copy()
+        return q_out.copy(), v_out.copy()
 
     def step_many(
         self, q, v, h: float, steps: int, method: str = "rk4", tau=None, f_ext=None, n=None, t: float = 0.0
@@ -240,9 +291,9 @@ class FastDynamics:
         if self.env.current_profile is not None:
             raise ValueError("step_many needs a constant current; step once per stage time instead")
         q, v, tau, f_ext, n = self._inputs(q, v, tau, f_ext, n)
-        fluid = self.fluid_at(t, h)
-        args = (METHODS[method], q, v, tau, f_ext, n, fluid, h, steps, self.q_out, self.v_out)
-        done = compiled.step_many(*self._model_args(), *args)
+        self._sync(t, h)
+        args = (METHODS[method], q, v, tau, f_ext, n, h, steps, self.q_out, self.v_out)
+        done = compiled.step_many(self.FB, self.IB, *args)
         return self.q_out.copy(), self.v_out.copy(), int(done)
 
     def _raise_non_finite(self, q, v, h, method, tau, f_ext, n, t) -> None:
@@ -259,8 +310,8 @@ class FastDynamics:
                 self.thrusters.n[:] = n
                 out += self.thrusters.wrenches(d)
                 self.thrusters.n[:] = saved
-            if self._contacts is not None:
-                out += self._contacts.wrenches(d)
+            if self.contacts is not None:
+                out += self.contacts.wrenches(d)
             return out
 
         INTEGRATORS[method](
@@ -274,6 +325,32 @@ class FastDynamics:
             t,
         )
         raise NonFiniteStateError(f"non-finite state at t={t:.6g} s; state not advanced")
+
+
+class PreparedAba:
+    """``FastDynamics.aba`` as a prepared call: the state and inputs live in the kernels' own
+    buffer, as the arrays ``q``, ``v``, ``tau``, ``f_ext`` (nb x 6) and ``n`` (thruster shaft
+    speeds) of this object, which the caller writes in place; calling it returns q̈ (the same
+    array every time). One compiled call with two arguments and no checks, as
+    ``pinocchio.aba`` takes its model and data: the environment (current, density, gravity,
+    surface), thruster models, contacts and connections are those at preparation; prepare again
+    after changing them (a prepared call then still computes with the old ones). The fluid is
+    the buffer's: a ``step`` of the same ``FastDynamics`` at another time with a time-varying
+    current moves it."""
+
+    def __init__(self, fast: FastDynamics, q, v, tau=None, f_ext=None, n=None) -> None:
+        fast._sync(0.0, 0.0)
+        self.q, self.v, self.tau = fast.q_in, fast.v_in, fast.tau_in
+        self.f_ext, self.n, self.ddq = fast.f_ext_in, fast.n_in, fast.ddq_in
+        self.q[:], self.v[:] = q, v
+        self.tau[:] = 0.0 if tau is None else tau
+        self.f_ext[:] = 0.0 if f_ext is None else f_ext
+        self.n[:] = fast._speeds(n)
+        self._call = partial(fast._aba_bound or fast._entry("aba_bound"), fast.FB, fast.IB)
+
+    def __call__(self) -> Array:
+        self._call()
+        return self.ddq
 
 
 class BatchDynamics:
@@ -298,21 +375,18 @@ class BatchDynamics:
 
     def step(self, h: float, steps: int = 1, method: str = "rk4") -> None:
         """Advance every copy by ``steps`` steps of h (inputs held)."""
-        self.fast._refresh()
-        BF, BI, TF, TI = self.fast.tables
-        fluid = self.fast.fluid_at(self.t, h)
-        if self.fast.env.current_profile is not None and steps > 1:
+        fast = self.fast
+        fast._sync(self.t, h)
+        fluid = fast.fluid
+        if fast.env.current_profile is not None and steps > 1:
             raise ValueError("a time-varying current needs one step per call")
         compiled.batch_step(
-            BF,
-            BI,
-            TF,
-            TI,
-            self.fast.CI,
-            self.fast.CF,
-            self.fast.KI,
-            self.fast.KF,
-            self.fast.KN,
+            *fast.tables,
+            fast.CI,
+            fast.CF,
+            fast.KI,
+            fast.KF,
+            fast.KN,
             self.W,
             METHODS[method],
             self.q,

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..hydro.environment import Environment
 from ..model.model import Model
+from ..spatial import motion_matrix
 
 # joint type codes
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FREE = 0, 1, 2, 3, 4
@@ -34,16 +35,20 @@ def offsets(*sizes: int) -> tuple[tuple[int, ...], int]:
 
 # BF columns: 6x6 matrices row-major, 3x3 row-major. I_H = I_RB + M_A (McMillan et al. 1996
 # eq. 3), I_RB, M_A, D_lin, d_quad, mass, com, ρV, cob, joint axis, tree rotation parent->joint,
-# its origin, damping centre, drag axis, start, ρ C_d r; then (DS) P abscissae and P weights
-(IH, IRB, MA, DL, DQ, MASS, COM, RV, COB, AXIS, ET, RT, DCEN, DAX, DST, DK), DS = offsets(
-    36, 36, 36, 36, 6, 1, 3, 1, 3, 3, 9, 3, 3, 3, 3, 1
+# its origin, damping centre, drag axis, start, ρ C_d r, the inverse of the articulated inertia
+# of a free body whose descendants are all fixed to it (a constant: the composite inertia of
+# the rigid subtree); then (DS) P abscissae and P weights
+(IH, IRB, MA, DL, DQ, MASS, COM, RV, COB, AXIS, ET, RT, DCEN, DAX, DST, DK, IHI), DS = offsets(
+    36, 36, 36, 36, 6, 1, 3, 1, 3, 3, 9, 3, 3, 3, 3, 1, 36
 )  # fmt: skip
 # hull block (hydro.hull) of a body, from BF column BI[i, HULL0]: bounding-sphere centre,
 # radius, full hull volume, then (HCOL) per column x, y, z_lo, z_hi, w
 (HCEN, HRAD, HVOL), HCOL = offsets(3, 1, 1)
 # BI columns: parent, joint type, first q and v index, joint nv, has added mass, has drag,
-# hull columns, the hull block's first BF column
-(PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG, NHULL, HULL0), NBI = offsets(1, 1, 1, 1, 1, 1, 1, 1, 1)
+# hull columns, the hull block's first BF column, 1 for a body whose descendants are all fixed,
+# 1 for a body fixed (through fixed joints) to a free body whose descendants are all fixed (its
+# inertia is in that body's constant IHI)
+(PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG, NHULL, HULL0, RIGID, FOLDED), NBI = offsets(*[1] * 11)
 # TF columns: position, direction, moment arm, T_nn forward and reverse, T_nu, T_max, T_min
 (TPOS, TDIR, TARM, TNF, TNR, TNU, TMAX, TMIN), NTF = offsets(3, 3, 3, 1, 1, 1, 1, 1)
 # workspace row of a body: E, r (parent -> body), world rotation and position, velocity, velocity
@@ -62,7 +67,28 @@ def offsets(*sizes: int) -> tuple[tuple[int, ...], int]:
 )  # fmt: skip
 
 
-def flatten(model: Model, env: Environment | None = None, thrusters=None):
+def _rigid_subtrees(model: Model) -> tuple[list[bool], list[np.ndarray]]:
+    """Per body: whether every descendant is fixed to it, and the composite hydrodynamic inertia
+    of the body and its fixed descendants (``Xᵀ I X`` summed inward). For such a body the
+    ABA's articulated inertia is that constant (a fixed joint passes its whole inertia on)."""
+    rigid = [True] * model.nbodies
+    composite = [np.array(m, dtype=float) for m in model.I_H]
+    for i in range(model.nbodies - 1, -1, -1):
+        lam = model.parents[i]
+        if lam < 0:
+            continue
+        if model.joints[i].type == "fixed" and rigid[i]:
+            E_T, r_T = model.tree[i]
+            X = motion_matrix(np.asarray(E_T), np.asarray(r_T))
+            composite[lam] += X.T @ composite[i] @ X
+        else:
+            rigid[lam] = False
+    return rigid, composite
+
+
+def flatten(
+    model: Model, env: Environment | None = None, thrusters=None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(BF, BI, TF, TI)`` of ``model`` in ``env`` (density folded into ρV and the drag) with
     the thrusters of a ``ThrusterBank`` (or none)."""
     env = env or Environment()
@@ -72,6 +98,7 @@ def flatten(model: Model, env: Environment | None = None, thrusters=None):
     hull0 = DS + 2 * P
     BF = np.zeros((nb, hull0 + HCOL + 5 * H))
     BI = np.zeros((nb, NBI), dtype=np.int64)
+    rigid, composite = _rigid_subtrees(model)
     for i, joint in enumerate(model.joints):
         BF[i, IH : IH + 36] = model.I_H[i].ravel()
         BF[i, IRB : IRB + 36] = model.I_RB[i].ravel()
@@ -88,9 +115,15 @@ def flatten(model: Model, env: Environment | None = None, thrusters=None):
         BF[i, ET : ET + 9] = np.asarray(E_T).ravel()
         BF[i, RT : RT + 3] = r_T
         hull = model.hull[i]
+        top = i
+        while model.joints[top].type == "fixed" and model.parents[top] >= 0:
+            top = model.parents[top]
+        folded = top != i and model.joints[top].type == "free" and rigid[top]
         BI[i] = (model.parents[i], JOINT_CODE[joint.type], model.idx_q[i], model.idx_v[i], joint.nv,
                  bool(model.M_A[i].any()), model.drag[i] is not None,
-                 0 if hull is None else len(hull.columns), hull0)  # fmt: skip
+                 0 if hull is None else len(hull.columns), hull0, rigid[i], folded)  # fmt: skip
+        if rigid[i] and joint.type == "free":
+            BF[i, IHI : IHI + 36] = np.linalg.inv(composite[i]).ravel()
         if hull is not None:
             BF[i, hull0 + HCEN : hull0 + HCEN + 3] = hull.center
             BF[i, hull0 + HRAD] = hull.radius
@@ -127,11 +160,64 @@ def workspace(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, ...], int]
     return offsets(nb * NW, 4 * nq, 13 * nv, nt, NS)
 
 
+def inputs(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, ...], int]:
+    """The state, inputs and result of a prepared ABA call (``fast.PreparedAba``): q, v, tau,
+    f_ext (nb x 6), the thruster shaft speeds and q̈; ``compiled.aba_bound`` reads them there."""
+    return offsets(nq, nv, nv, 6 * nb, nt, nv)
+
+
 def thrust_offset(model: Model) -> int:
     """Where the thrusts start in a workspace."""
     return workspace(model.nbodies, model.nq, model.nv, 0)[0][3]
 
 
-def workspace_size(model: Model, nthrusters: int = 0) -> int:
-    """Floats in one workspace."""
-    return workspace(model.nbodies, model.nq, model.nv, nthrusters)[1]
+# The header of the int buffer of ``pack``: counts (bodies, BF width, thrusters, connections,
+# contact points, nq, nv), then where each table starts in the float buffer (BF, TF, CF, KF,
+# KN, the workspace, the inputs of a prepared call) and in the int buffer (BI, TI, CI, KI).
+# The fluid (3 x 4 x 3) starts the float buffer.
+(H_NB, H_NBF, H_NT, H_NC, H_NK, H_NQ, H_NV, H_BF, H_TF, H_CF, H_KF, H_KN, H_W, H_IN,
+ H_BI, H_TI, H_CI, H_KI), NH = offsets(*[1] * 18)  # fmt: skip
+NFLUID = 36  # stage (t, t+h/2, t+h) x (current, its acceleration, gravity, (surface, has surface, 0))
+# columns of a connection (E, r, α, β) and of a contact point (r, depth or anchor, k, c, μ, v_s)
+NCF, NKF = 14, 10
+
+
+def pack(tables, CI, CF, KI, KF, nq: int, nv: int) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """One float and one int buffer holding everything a kernel reads besides the state and
+    inputs: the fluid, the tables of ``flatten``, the rigid connections (CI, CF), the contact
+    points (KI, KF), their normal forces (KN) and the workspace, at the offsets the header of
+    the int buffer records (``compiled._unpack`` reads it). A kernel then takes two arguments
+    where it took eleven. Also returns named views of both buffers, for Python to fill and read."""
+    BF, BI, TF, TI = tables
+    nb, nt, nc, nk = BI.shape[0], TI.shape[0], CI.shape[0], KI.shape[0]
+    (o_bf, o_tf, o_cf, o_kf, o_kn, o_w, o_in), nf = offsets(
+        BF.size, TF.size, CF.size, KF.size, nk, workspace(nb, nq, nv, nt)[1], inputs(nb, nq, nv, nt)[1]
+    )
+    (o_bi, o_ti, o_ci, o_ki), ni = offsets(BI.size, nt, 2 * nc, 2 * nk)
+    FB = np.zeros(NFLUID + nf)
+    IB = np.zeros(NH + ni, dtype=np.int64)
+    IB[:NH] = (nb, BF.shape[1], nt, nc, nk, nq, nv,
+              *(NFLUID + o for o in (o_bf, o_tf, o_cf, o_kf, o_kn, o_w, o_in)),
+              *(NH + o for o in (o_bi, o_ti, o_ci, o_ki)))  # fmt: skip
+    views = {
+        "fluid": FB[:NFLUID].reshape(3, 4, 3),
+        "BF": FB[IB[H_BF] : IB[H_BF] + BF.size].reshape(BF.shape),
+        "TF": FB[IB[H_TF] : IB[H_TF] + TF.size].reshape(nt, NTF),
+        "CF": FB[IB[H_CF] : IB[H_CF] + CF.size].reshape(nc, NCF),
+        "KF": FB[IB[H_KF] : IB[H_KF] + KF.size].reshape(nk, NKF),
+        "KN": FB[IB[H_KN] : IB[H_KN] + nk],
+        "W": FB[IB[H_W] : IB[H_IN]],
+        "BI": IB[IB[H_BI] : IB[H_BI] + BI.size].reshape(BI.shape),
+        "TI": IB[IB[H_TI] : IB[H_TI] + nt],
+        "CI": IB[IB[H_CI] : IB[H_CI] + 2 * nc].reshape(nc, 2),
+        "KI": IB[IB[H_KI] : IB[H_KI] + 2 * nk].reshape(nk, 2),
+    }
+    (q, v, tau, f_ext, n, ddq), _ = inputs(nb, nq, nv, nt)
+    o = IB[H_IN]
+    views.update(q=FB[o + q : o + v], v=FB[o + v : o + tau], tau=FB[o + tau : o + f_ext],
+                 f_ext=FB[o + f_ext : o + n].reshape(nb, 6), n=FB[o + n : o + ddq],
+                 ddq=FB[o + ddq :])  # fmt: skip
+    for name, table in (("BF", BF), ("TF", TF), ("CF", CF), ("KF", KF), ("BI", BI), ("TI", TI), ("CI", CI),
+                        ("KI", KI)):  # fmt: skip
+        views[name][...] = table
+    return FB, IB, views

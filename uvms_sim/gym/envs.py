@@ -104,9 +104,14 @@ class _Batch:
         self.bank = bank
         # the thruster map sampled every 0.25 us of PWM (its law is ThrusterBank.shaft_speeds;
         # evaluating the T200 tables for every vehicle at every step would cost more than the
-        # dynamics), interpolated linearly: within 1e-4 of the map
+        # dynamics), interpolated linearly: within 1e-4 of the map's top speed, except in the cells
+        # where the map jumps at its deadband edges (there up to 0.4 %)
         self.pwm_grid = np.arange(1500.0 - PWM_HALF_RANGE, 1500.0 + PWM_HALF_RANGE + 0.125, 0.25)
         self.speed_grid = bank.shaft_speeds(np.repeat(self.pwm_grid[:, None], len(bank), axis=1)).T.copy()
+        # the grid is uniform: a sample's cell is found by arithmetic (np.interp searches for it,
+        # and was half of the env's own time); row k of the flat table starts at k * G
+        self._grid_row = (np.arange(len(bank)) * self.pwm_grid.size)[None, :]
+        self._flat_grid = self.speed_grid.ravel()
         self.n, self.task, self.action_type = n, task, action_type
         self.control_dt, self.substeps, self.max_steps = control_dt, substeps, max_steps
         self.qs, self.vs = model.q_slice(root), model.v_slice(root)
@@ -176,12 +181,21 @@ class _Batch:
         pwm = (
             1500.0 + PWM_HALF_RANGE * a[:, : self.nt] if self.action_type == "normalized" else a[:, : self.nt]
         )
-        for k in range(self.nt):
-            self.batch.n[:, k] = np.interp(pwm[:, k], self.pwm_grid, self.speed_grid[k])
+        self.batch.n[:] = self.shaft_speeds(pwm)
         if self.nj:
             efforts = a[:, self.nt :] * (self.effort if self.action_type == "normalized" else 1.0)
             self.batch.tau[:, self.jv] = efforts
         self.last_action[:] = a
+
+    def shaft_speeds(self, pwm: np.ndarray) -> np.ndarray:
+        """The thruster map at PWM ``pwm`` (N x thrusters), interpolated linearly on the grid."""
+        grid = self.pwm_grid
+        x = np.clip((pwm - grid[0]) / (grid[1] - grid[0]), 0.0, grid.size - 1.0)  # in grid cells
+        i = np.minimum(x.astype(np.int64), grid.size - 2)
+        f = x - i
+        i += self._grid_row
+        table = self._flat_grid
+        return table[i] + f * (table[i + 1] - table[i])
 
     def advance(self) -> None:
         self.batch.step(self.control_dt / self.substeps, self.substeps)

@@ -28,11 +28,17 @@ def vector_msg(target, v: Array) -> None:
 
 
 def transform(
-    stamp, parent: str, child: str, R: Array | None, p: Array, quat: Array | None = None
+    stamp,
+    parent: str,
+    child: str,
+    R: Array | None,
+    p: Array,
+    quat: Array | None = None,
+    msg: TransformStamped | None = None,
 ) -> TransformStamped:
     """``child`` pose in ``parent``: rotation parent_R_child (or its quaternion ``quat``,
-    ``[w x y z]``) and origin in parent axes."""
-    t = TransformStamped()
+    ``[w x y z]``) and origin in parent axes; into ``msg`` when given (reused)."""
+    t = TransformStamped() if msg is None else msg
     t.header.stamp = stamp
     t.header.frame_id = parent
     t.child_frame_id = child
@@ -63,33 +69,41 @@ def joint_quaternion(model, i: int, q: Array, tree_quat: Array) -> Array:
     return tree_quat
 
 
-def odometry(stamp, frame_id: str, child: str, q: Array, v: Array) -> Odometry:
-    """Odometry of a free joint ``q = [p NED; quat]``, ``v = [u v w p q r]`` (FRD) in ENU/FLU."""
-    odom = Odometry()
-    odom.header.stamp = stamp
-    odom.header.frame_id = frame_id
-    odom.child_frame_id = child
-    vector_msg(odom.pose.pose.position, frames.position_ned_to_enu(q[:3]))
-    _quat_msg(odom.pose.pose.orientation, frames.quat_ned_frd_to_enu_flu(q[3:7]))
-    vector_msg(odom.twist.twist.linear, frames.body_frd_flu(v[:3]))
-    vector_msg(odom.twist.twist.angular, frames.body_frd_flu(v[3:6]))
-    cov = (np.eye(6) * GROUND_TRUTH_VARIANCE).reshape(-1).tolist()
-    odom.pose.covariance = cov
-    odom.twist.covariance = cov
-    return odom
-
-
-def imu(stamp, frame: str, q_quat: Array, omega_frd: Array, specific_force_frd: Array) -> Imu:
-    msg = Imu()
+def odometry(stamp, frame_id: str, child: str, q: Array, v: Array, msg: Odometry | None = None) -> Odometry:
+    """Odometry of a free joint ``q = [p NED; quat]``, ``v = [u v w p q r]`` (FRD) in ENU/FLU.
+    Given ``msg`` (one this function returned: frames and covariances already set), only its
+    stamp and state are written; setting the covariances is most of the cost of a new one."""
+    if msg is None:
+        msg = Odometry()
+        msg.header.frame_id = frame_id
+        msg.child_frame_id = child
+        cov = (np.eye(6) * GROUND_TRUTH_VARIANCE).reshape(-1).tolist()
+        msg.pose.covariance = cov
+        msg.twist.covariance = cov
     msg.header.stamp = stamp
-    msg.header.frame_id = frame
+    vector_msg(msg.pose.pose.position, frames.position_ned_to_enu(q[:3]))
+    _quat_msg(msg.pose.pose.orientation, frames.quat_ned_frd_to_enu_flu(q[3:7]))
+    vector_msg(msg.twist.twist.linear, frames.body_frd_flu(v[:3]))
+    vector_msg(msg.twist.twist.angular, frames.body_frd_flu(v[3:6]))
+    return msg
+
+
+def imu(
+    stamp, frame: str, q_quat: Array, omega_frd: Array, specific_force_frd: Array, msg: Imu | None = None
+) -> Imu:
+    """IMU message of the true attitude, rate and specific force (FRD) in FLU; ``msg`` reused as
+    in ``odometry``."""
+    if msg is None:
+        msg = Imu()
+        msg.header.frame_id = frame
+        cov = (np.eye(3) * GROUND_TRUTH_VARIANCE).reshape(-1).tolist()
+        msg.orientation_covariance = cov
+        msg.angular_velocity_covariance = cov
+        msg.linear_acceleration_covariance = cov
+    msg.header.stamp = stamp
     _quat_msg(msg.orientation, frames.quat_ned_frd_to_enu_flu(q_quat))
     vector_msg(msg.angular_velocity, frames.body_frd_flu(omega_frd))
     vector_msg(msg.linear_acceleration, frames.body_frd_flu(specific_force_frd))
-    cov = (np.eye(3) * GROUND_TRUTH_VARIANCE).reshape(-1).tolist()
-    msg.orientation_covariance = cov
-    msg.angular_velocity_covariance = cov
-    msg.linear_acceleration_covariance = cov
     return msg
 
 

@@ -83,7 +83,7 @@ import time
 import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Pose, PoseStamped, WrenchStamped
+from geometry_msgs.msg import Pose, PoseStamped, TransformStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import ROSClock
@@ -220,6 +220,9 @@ class VehicleIO:
         sim = node.sim
         self.frames = vf
         self.ns = ns
+        # reused every publish (messages.odometry): frames and covariances written once
+        self.odom_msg: Odometry | None = None
+        self.imu_msg: Imu | None = None
         bank = sim.thrusters
         # this vehicle's thrusters, then those of vehicles bolted into its tree (fixed joints)
         model = sim.model
@@ -368,12 +371,13 @@ class VehicleIO:
         odom = imu = None
         want_odom, want_imu = wanted(self.odom), wanted(self.imu)
         if shim or want_odom:
-            odom = messages.odometry(stamp, node.frame_id, self.frames.flu, q, v)
+            odom = messages.odometry(stamp, node.frame_id, self.frames.flu, q, v, self.odom_msg)
+            self.odom_msg = odom
             if want_odom:
                 self.odom.publish(odom)
         if shim or want_imu:
             f = specific_force(data, acc, root, sim.env.gravity)
-            imu = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f)
+            imu = self.imu_msg = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f, self.imu_msg)
             if want_imu:
                 self.imu.publish(imu)
         if self.shim is not None:
@@ -461,6 +465,9 @@ class SimulatorNode(Node):
         many = len(vehicle_frames) > 1
         self.vehicles = [VehicleIO(self, vf, f"{vf.name}/" if many else "") for vf in vehicle_frames]
         self.tf_pub = self.create_publisher(TFMessage, "/tf", 10)
+        moving = sum(1 for i, j in enumerate(model.joints) if model.parents[i] >= 0 and j.type != "fixed")
+        self.tf_msgs = [TransformStamped() for _ in range(len(self.vehicles) + moving)]  # publish_state
+        self.tf_message = TFMessage()
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.tf_static_pub = self.create_publisher(TFMessage, "/tf_static", latched)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.sim_time else None
@@ -832,21 +839,25 @@ class SimulatorNode(Node):
         stamp = self.stamp()
         qdd, acc = current_accelerations(sim)
         data = sim.data
-        tfs = []
+        tfs = self.tf_msgs  # reused: one TransformStamped per moving frame, in this order
         q = sim.state.q
+        k = 0
         for io in self.vehicles:
             root = io.frames.root
             quat = messages.joint_quaternion(model, root, q, self.tree_quats[root])
             quat = frames.quat_ned_frd_to_enu_flu(quat)
             p = frames.NED_TO_ENU @ data.p_world[root]
-            tfs.append(messages.transform(stamp, self.frame_id, io.frames.flu, None, p, quat))
+            tfs[k] = messages.transform(stamp, self.frame_id, io.frames.flu, None, p, quat, tfs[k])
+            k += 1
             io.publish(stamp, acc)
         for i, j in enumerate(model.joints):
             if model.parents[i] >= 0 and j.type != "fixed":
                 quat = messages.joint_quaternion(model, i, q, self.tree_quats[i])
                 parent = self.tf_names[model.parents[i]]
-                tfs.append(messages.transform(stamp, parent, self.tf_names[i], None, data.r[i], quat))
-        self.tf_pub.publish(TFMessage(transforms=tfs))
+                tfs[k] = messages.transform(stamp, parent, self.tf_names[i], None, data.r[i], quat, tfs[k])
+                k += 1
+        self.tf_message.transforms = tfs
+        self.tf_pub.publish(self.tf_message)
         if self.motors is not None:
             q, v = sim.state.q[self.motors.iq], sim.state.v[self.motors.iv]
             self.joint_pub.publish(messages.joint_state(stamp, self.motors.names, q, v, self.motors.effort))
