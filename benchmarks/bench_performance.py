@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -193,6 +194,35 @@ def node_rows(seconds: float) -> list[tuple]:
     return rows
 
 
+STARTUP = """
+import time
+t0 = time.perf_counter()
+import uvms_sim
+from uvms_sim.model import load
+from uvms_sim.model.configs import resolve
+from uvms_sim.simulator import Simulator
+sim = Simulator.from_system(load(resolve("bluerov2")))
+sim.step(0.01)
+print(time.perf_counter() - t0)
+"""
+
+
+def startup_rows(compile_too: bool) -> list[tuple[str, float]]:
+    """Seconds from ``import uvms_sim`` to the end of a BlueROV2's first step in a new process
+    (kernels in the cache; best of 3), and with ``compile_too`` the time of
+    ``python -m uvms_sim.kernels`` into an empty cache (what ``make setup`` pays once)."""
+    first = min(float(subprocess.check_output([sys.executable, "-c", STARTUP], text=True)) for _ in range(3))
+    rows = [("first step of a new process after import uvms_sim", first)]
+    if compile_too:
+        with tempfile.TemporaryDirectory() as cache:
+            t0 = time.perf_counter()
+            env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+            cmd = [sys.executable, "-m", "uvms_sim.kernels"]
+            subprocess.run(cmd, env=env, check=True, capture_output=True)
+            rows.append(("compiling every kernel into an empty cache", time.perf_counter() - t0))
+    return rows
+
+
 def replay_row(minutes: float) -> tuple:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
     from test_replay import record
@@ -267,6 +297,9 @@ def main() -> None:
         emit("|---|---|---|---|---|")
         for label, listened, rtf, cpu, rss0, rss1 in node_rows(5.0 if args.quick else 10.0):
             emit(f"| {label} | {listened} | {rtf:.1f}x | {cpu:.0f} | {rss0:.0f} -> {rss1:.0f} |")
+    emit()
+    for label, seconds in startup_rows(not args.quick):
+        emit(f"Startup: {label}: {seconds:.2f} s")
     emit()
     minutes, n, xrt, rate = replay_row(2.0 if args.quick else 10.0)
     what = f"{minutes:g}-minute bag ({n} messages), RK4 at 10 ms"

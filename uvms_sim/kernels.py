@@ -15,14 +15,15 @@ from .simulator import fast_dynamics
 
 
 def warm_up() -> None:
-    """Compile (or load from the cache) every kernel on a small model with thrusters."""
+    """Compile (or load from the cache) every kernel on a small model with thrusters, except
+    ``aba_repeat`` and ``aba_bound`` (the benchmarks' and ``FastDynamics.prepare_aba``'s),
+    which compile on first use (about 1 s each)."""
     system = load(resolve("bluerov2_light_arm"))
     fast = fast_dynamics(system)
     q, v = system.initial_q, np.zeros(system.model.nv)
     fast.aba(q, v)
     fast.step(q, v, 0.01, "rk4")
     fast.step(q, v, 0.01, "semi_implicit_euler")
-    fast.aba_repeat(q, v, 1)
     fast.step_many(q, v, 0.01, 2)
     BatchDynamics(fast, 2).step(0.01)
 
