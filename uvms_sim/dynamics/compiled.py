@@ -199,7 +199,7 @@ def _unpack(FB, IB):
         _borrow(IB, IB[H_KI], (nk, 2)),
         _borrow(FB, IB[H_KF], (nk, NKF)),
         _borrow(FB, IB[H_KN], nk),
-        _borrow(FB, IB[H_W], FB.shape[0] - IB[H_W]),
+        _borrow(FB, IB[H_W], IB[H_IN] - IB[H_W]),
         _borrow(FB, 0, (3, 4, 3)),
     )
 
@@ -1273,8 +1273,8 @@ def aba(FB, IB, q, v, tau, f_ext, n, ddq):
 
 @entry_kernel
 def aba_bound(FB, IB):
-    """``aba`` of the state and inputs held in FB itself (``flat.inputs``): a prepared call takes
-    two arguments."""
+    """``aba`` of the state and inputs held in FB itself, at the offsets of ``flat.inputs``
+    (written out here, as in ``_carve``): a prepared call takes two arguments."""
     nb, nq, nv, nt = IB[H_NB], IB[H_NQ], IB[H_NV], IB[H_NT]
     o = IB[H_IN]
     q = _borrow(FB, o, nq)
