@@ -877,8 +877,9 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
 # -- workspace carving ---------------------------------------------------------------------------
 @kernel
 def _carve(W, nb, nq, nv, nt):
-    """(WB, WQ, WV, thrust, S): borrowed views of a workspace buffer at the offsets of
-    ``flat.workspace`` (written out here: compiled code takes them as scalar sums)."""
+    """(WB, WQ, WV, thrust, S, CS): borrowed views of a workspace buffer at the offsets of
+    ``flat.workspace`` (written out here: compiled code takes them as scalar sums); CS, the
+    connections' scratch, is the rest."""
     o_wq = nb * NW
     o_wv = o_wq + 4 * nq
     o_t = o_wv + 13 * nv
@@ -889,19 +890,20 @@ def _carve(W, nb, nq, nv, nt):
         _borrow(W, o_wv, (13, nv)),
         _borrow(W, o_t, nt),
         _borrow(W, o_s, NS),
+        _borrow(W, o_s + NS, W.shape[0] - o_s - NS),
     )
 
 
 # inlined where it is called (numba IR): a call passing 19 arrays costs 100 ns, a quarter of a
 # BlueROV2's derivative evaluation
 @njit(inline="always", cache=True, nogil=True, error_model="numpy", **_INTERNAL)  # type: ignore[call-overload]
-def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid, ddq):
+def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid, ddq):
     """q̈: forward pass, ABA, and with rigid connections (rows of CI/CF) the Udwadia-Kalaba
     correction (``constraints.constrained_aba``)."""
     forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid)
     aba_pass(BF, BI, WB, S, tau, ddq)
     if CI.shape[0]:
-        _constrain(BF, BI, CI, CF, WB, S, v, ddq)
+        _constrain(BF, BI, CI, CF, WB, S, CS, v, ddq)
 
 
 # -- rigid connections (Udwadia-Kalaba, Nielsen et al. 2018 eq. 20; dynamics.constraints) -------
@@ -1022,21 +1024,41 @@ def _mat2quat(R):
 
 
 @kernel
-def _constrain(BF, BI, CI, CF, WB, S, v, ddq):
+def _constrain(BF, BI, CI, CF, WB, S, CS, v, ddq):
     """ddq <- q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u) with M = L Lᵀ (constraints.udwadia_kalaba);
     rows ``A = J_c - X J_p``, ``b = X a⁰_p - a⁰_c - 2α ė - β² e`` per connection
-    (constraints.constraint_equations). CF rows: E (9, child_R_parent), r (3), α, β."""
+    (constraints.constraint_equations). CF rows: E (9, child_R_parent), r (3), α, β. Works in
+    CS, cut at the offsets of ``flat.connection_scratch`` (written out here); allocates
+    nothing. The pseudo-inverse is ``_pinv_solve``'s."""
     nb, nv, nc = BI.shape[0], ddq.shape[0], CI.shape[0]
-    a0 = np.empty((nb, 6))
+    m = 6 * nc
+    o_A = 6 * nb
+    o_b = o_A + m * nv
+    o_jp = o_b + m
+    o_jc = o_jp + 6 * nv
+    o_M = o_jc + 6 * nv
+    o_G = o_M + nv * nv
+    o_res = o_G + m * nv
+    o_V = o_res + m
+    o_corr = o_V + m * m
+    o_rt = o_corr + nv
+    a0 = _borrow(CS, 0, (nb, 6))
+    A = _borrow(CS, o_A, (m, nv))
+    b = _borrow(CS, o_b, m)
+    Jp = _borrow(CS, o_jp, (6, nv))
+    Jc = _borrow(CS, o_jc, (6, nv))
+    L = _borrow(CS, o_M, (nv, nv))  # M, then its Cholesky factor in place
+    G = _borrow(CS, o_G, (m, nv))
+    res = _borrow(CS, o_res, m)
+    V = _borrow(CS, o_V, (m, m))
+    corr = _borrow(CS, o_corr, nv)
+    Rt = _borrow(CS, o_rt, (3, 3))
+    Rc = _borrow(CS, o_rt + 9, (3, 3))
     for i in range(nb):
         lam = BI[i, PARENT]
         _outward(WB, i, lam, a0[lam], 0, WB[i], WC, a0[i], 0)  # a⁰_i = X_i a⁰_λ + c_i
-    A = np.zeros((6 * nc, nv))
-    b = np.zeros(6 * nc)
-    Jp = np.empty((6, nv))
-    Jc = np.empty((6, nv))
-    Rt = np.empty((3, 3))
-    Rc = np.empty((3, 3))
+    for a in range(m):
+        b[a] = 0.0
     for k in range(nc):
         p, c = CI[k, 0], CI[k, 1]
         E = CF[k, 0:9].reshape((3, 3))
@@ -1102,34 +1124,101 @@ def _constrain(BF, BI, CI, CF, WB, S, v, ddq):
         b[6 * k + 3] -= beta * beta * 2.0 * sg * ex
         b[6 * k + 4] -= beta * beta * 2.0 * sg * ey
         b[6 * k + 5] -= beta * beta * 2.0 * sg * ez
-    M = np.empty((nv, nv))
-    _crba(BF, BI, WB, S, M)
-    L = np.linalg.cholesky(M)
+    _crba(BF, BI, WB, S, L)
+    # M = L Lᵀ in place (lower triangle; a matrix that is not positive definite gives NaN,
+    # which the step reports as a non-finite state)
+    for j in range(nv):
+        d = L[j, j]
+        for kk in range(j):
+            d -= L[j, kk] * L[j, kk]
+        d = math.sqrt(d)
+        L[j, j] = d
+        for i in range(j + 1, nv):
+            s = L[i, j]
+            for kk in range(j):
+                s -= L[i, kk] * L[j, kk]
+            L[i, j] = s / d
     # G = A L⁻ᵀ  (rows of A solved against L: L gᵀ = aᵀ)
-    m = 6 * nc
-    G = np.empty((m, nv))
     for row in range(m):
         for j in range(nv):
             s = A[row, j]
             for kk in range(j):
                 s -= L[j, kk] * G[row, kk]
             G[row, j] = s / L[j, j]
-    res = np.empty(m)
     for row in range(m):
         s = b[row]
         for j in range(nv):
             s -= A[row, j] * ddq[j]
         res[row] = s
-    z = np.linalg.pinv(G, rcond=1e-10) @ res
-    # ddq += L⁻ᵀ z
-    corr = np.empty(nv)
+    _pinv_solve(G, V, res, corr, 1e-10)  # corr = G⁺ res (nv)
+    # ddq += L⁻ᵀ corr, in place from the last entry up
     for j in range(nv - 1, -1, -1):
-        s = z[j]
+        s = corr[j]
         for kk in range(j + 1, nv):
             s -= L[kk, j] * corr[kk]
         corr[j] = s / L[j, j]
     for j in range(nv):
         ddq[j] += corr[j]
+
+
+@kernel
+def _pinv_solve(G, V, r, z, rcond):
+    """z = G⁺ r for G (m x n), as ``numpy.linalg.pinv(G, rcond) @ r``: singular values below
+    rcond times the largest are dropped. One-sided Jacobi SVD (Hestenes 1958; Demmel and
+    Veselić 1992) on the rows of G, in place: rotations V (m x m) make the rows w_k = (Vᵀ G)_k
+    orthogonal, so G = V Σ Uᵀ with σ_k = |w_k| and z = Σ_k w_k (v_kᵀ r) / σ_k². G is
+    overwritten."""
+    m, n = G.shape[0], G.shape[1]
+    for a in range(m):
+        for bb in range(m):
+            V[a, bb] = 1.0 if a == bb else 0.0
+    for _ in range(60):
+        rotated = False
+        for p in range(m - 1):
+            for q in range(p + 1, m):
+                alpha = beta = gamma = 0.0
+                for j in range(n):
+                    alpha += G[p, j] * G[p, j]
+                    beta += G[q, j] * G[q, j]
+                    gamma += G[p, j] * G[q, j]
+                if abs(gamma) <= 1e-15 * math.sqrt(alpha * beta):
+                    continue
+                rotated = True
+                zeta = (beta - alpha) / (2.0 * gamma)
+                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
+                c = 1.0 / math.sqrt(1.0 + t * t)
+                s = c * t
+                for j in range(n):
+                    gp, gq = G[p, j], G[q, j]
+                    G[p, j] = c * gp - s * gq
+                    G[q, j] = s * gp + c * gq
+                for j in range(m):
+                    vp, vq = V[j, p], V[j, q]
+                    V[j, p] = c * vp - s * vq
+                    V[j, q] = s * vp + c * vq
+        if not rotated:
+            break
+    largest = 0.0
+    for k in range(m):
+        s2 = 0.0
+        for j in range(n):
+            s2 += G[k, j] * G[k, j]
+        largest = max(largest, s2)
+    for j in range(n):
+        z[j] = 0.0
+    cutoff = rcond * rcond * largest  # on σ², as pinv's rcond is on σ
+    for k in range(m):
+        s2 = 0.0
+        for j in range(n):
+            s2 += G[k, j] * G[k, j]
+        if s2 <= cutoff or s2 == 0.0:
+            continue
+        vr = 0.0
+        for a in range(m):
+            vr += V[a, k] * r[a]
+        f = vr / s2
+        for j in range(n):
+            z[j] += f * G[k, j]
 
 
 # -- integration ----------------------------------------------------------------------------------
@@ -1204,11 +1293,11 @@ def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fl
     fluid[s] = (current, acceleration, gravity, surface) at t, t+h/2, t+h. False on a non-finite value
     (q_out, v_out then hold garbage)."""
     nv = v.shape[0]
-    WB, WQ, WV, thrust, S = _carve(W, BI.shape[0], q.shape[0], nv, TI.shape[0])
+    WB, WQ, WV, thrust, S, CS = _carve(W, BI.shape[0], q.shape[0], nv, TI.shape[0])
     th = WV[12]
     if method == 1:
         acc = WV[4]
-        _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], acc)
+        _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid[0], acc)
         if not _finite(acc):
             return False
         for a in range(nv):
@@ -1218,7 +1307,7 @@ def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fl
         return _finite(v_out) and _finite(q_out)
     for a in range(nv):
         th[a] = 0.0
-    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], WV[4])
+    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid[0], WV[4])
     if not _finite(WV[4]):
         return False
     _tangent_rate(BI, S, th, v, WV[8])
@@ -1240,6 +1329,7 @@ def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fl
             KN,
             WB,
             S,
+            CS,
             thrust,
             WQ[s],
             WV[s],
@@ -1266,8 +1356,8 @@ def aba(FB, IB, q, v, tau, f_ext, n, ddq):
     """q̈ into ``ddq`` at (q, v) for tau, body wrenches f_ext (nb x 6), thruster shaft speeds n,
     in the fluid of stage 0. Thrusts are left in the workspace."""
     BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
-    WB, _, _, thrust, S = _carve(W, BI.shape[0], IB[H_NQ], IB[H_NV], TI.shape[0])
-    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust,
+    WB, _, _, thrust, S, CS = _carve(W, BI.shape[0], IB[H_NQ], IB[H_NV], TI.shape[0])
+    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust,
            _bare(q), _bare(v), _bare(tau), _bare(f_ext), _bare(n), fluid[0], _bare(ddq))  # fmt: skip
 
 
@@ -1284,8 +1374,8 @@ def aba_bound(FB, IB):
     n = _borrow(FB, o + nq + 2 * nv + 6 * nb, nt)
     ddq = _borrow(FB, o + nq + 2 * nv + 6 * nb + nt, nv)
     BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
-    WB, _, _, thrust, S = _carve(W, nb, nq, nv, nt)
-    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, thrust, q, v, tau, f_ext, n, fluid[0], ddq)
+    WB, _, _, thrust, S, CS = _carve(W, nb, nq, nv, nt)
+    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid[0], ddq)
 
 
 @entry_kernel

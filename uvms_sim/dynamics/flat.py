@@ -152,12 +152,24 @@ def flatten(
     return BF, BI, TF, TI
 
 
-def workspace(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, ...], int]:
+def workspace(nb: int, nq: int, nv: int, nt: int, nc: int = 0) -> tuple[tuple[int, ...], int]:
     """The workspace of one evaluation, declared once: the body rows (nb x NW), 4 stage
     configurations (4 x nq), 13 stage vectors (velocities, accelerations, tangent rates,
-    increment: 13 x nv), the thrusts (nt) and the scratch (NS); ``compiled._carve`` cuts it
-    at these offsets."""
-    return offsets(nb * NW, 4 * nq, 13 * nv, nt, NS)
+    increment: 13 x nv), the thrusts (nt), the scratch (NS) and that of nc rigid connections
+    (``connection_scratch``); ``compiled._carve`` cuts it at these offsets."""
+    return offsets(nb * NW, 4 * nq, 13 * nv, nt, NS, connection_scratch(nb, nv, nc)[1])
+
+
+def connection_scratch(nb: int, nv: int, nc: int) -> tuple[tuple[int, ...], int]:
+    """The scratch of the Udwadia-Kalaba correction for nc connections (m = 6 nc rows):
+    a⁰ (nb x 6), A (m x nv), b (m), the two body Jacobians (6 x nv each), M and its Cholesky
+    factor in place (nv x nv), G = A L⁻ᵀ rotated in place by the Jacobi SVD (m x nv), the
+    residual (m), the rotations V (m x m), the correction (nv) and two 3x3 rotations;
+    ``compiled._constrain`` cuts it at these offsets. Empty without connections."""
+    m = 6 * nc
+    if nc == 0:
+        return offsets()
+    return offsets(6 * nb, m * nv, m, 6 * nv, 6 * nv, nv * nv, m * nv, m, m * m, nv, 9, 9)
 
 
 def inputs(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, ...], int]:
@@ -191,7 +203,7 @@ def pack(tables, CI, CF, KI, KF, nq: int, nv: int) -> tuple[np.ndarray, np.ndarr
     BF, BI, TF, TI = tables
     nb, nt, nc, nk = BI.shape[0], TI.shape[0], CI.shape[0], KI.shape[0]
     (o_bf, o_tf, o_cf, o_kf, o_kn, o_w, o_in), nf = offsets(
-        BF.size, TF.size, CF.size, KF.size, nk, workspace(nb, nq, nv, nt)[1], inputs(nb, nq, nv, nt)[1]
+        BF.size, TF.size, CF.size, KF.size, nk, workspace(nb, nq, nv, nt, nc)[1], inputs(nb, nq, nv, nt)[1]
     )
     (o_bi, o_ti, o_ci, o_ki), ni = offsets(BI.size, nt, 2 * nc, 2 * nk)
     FB = np.zeros(NFLUID + nf)
