@@ -221,8 +221,7 @@ class Simulator:
             th = self.thrusters
             thrust = None if th is None else th.thrust  # the compiled step writes the thrusts there
             q, v = fast.step(s.q, s.v, dt, self.method, self.tau, self.f_ext, None, s.t, thrust)
-            if self.contacts is not None:
-                self.contacts.normal_forces.update(fast.normal_forces())
+            self._copy_outputs(fast, thrust=False)
         else:
             q, v = INTEGRATORS[self.method](self.model, s.q, s.v, dt, self._accel, s.t)
         return State(q, v, s.t + dt)
@@ -346,10 +345,10 @@ class Simulator:
         self._copy_outputs(fast)
         return qdd
 
-    def _copy_outputs(self, fast: FastDynamics) -> None:
-        """Thrusts and contact normal forces of the compiled path's last evaluation, where the
-        reference path leaves them."""
-        if self.thrusters is not None:
+    def _copy_outputs(self, fast: FastDynamics, thrust: bool = True) -> None:
+        """Thrusts (unless ``fast.step`` already wrote them) and contact normal forces of the
+        compiled path's last evaluation, where the reference path leaves them."""
+        if thrust and self.thrusters is not None:
             self.thrusters.thrust[:] = fast.thrust
         if self.contacts is not None:
             self.contacts.normal_forces.update(fast.normal_forces())

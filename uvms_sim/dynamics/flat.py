@@ -67,10 +67,12 @@ def offsets(*sizes: int) -> tuple[tuple[int, ...], int]:
 )  # fmt: skip
 
 
-def _rigid_subtrees(model: Model) -> tuple[list[bool], list[np.ndarray]]:
-    """Per body: whether every descendant is fixed to it, and the composite hydrodynamic inertia
-    of the body and its fixed descendants (``Xᵀ I X`` summed inward). For such a body the
-    ABA's articulated inertia is that constant (a fixed joint passes its whole inertia on)."""
+def _rigid_subtrees(model: Model) -> tuple[list[bool], list[bool], list[np.ndarray]]:
+    """Per body: whether every descendant is fixed to it (RIGID); whether it is fixed, through
+    fixed joints, to a free body that is RIGID (FOLDED: its inertia is in that body's
+    constant); and the composite hydrodynamic inertia of the body and its fixed descendants
+    (``Xᵀ I X`` summed inward). For a RIGID body the ABA's articulated inertia is that
+    constant (a fixed joint passes its whole inertia on)."""
     rigid = [True] * model.nbodies
     composite = [np.array(m, dtype=float) for m in model.I_H]
     for i in range(model.nbodies - 1, -1, -1):
@@ -83,7 +85,13 @@ def _rigid_subtrees(model: Model) -> tuple[list[bool], list[np.ndarray]]:
             composite[lam] += X.T @ composite[i] @ X
         else:
             rigid[lam] = False
-    return rigid, composite
+    folded = []
+    for i in range(model.nbodies):
+        top = i
+        while model.joints[top].type == "fixed" and model.parents[top] >= 0:
+            top = model.parents[top]
+        folded.append(top != i and model.joints[top].type == "free" and rigid[top])
+    return rigid, folded, composite
 
 
 def flatten(
@@ -98,7 +106,7 @@ def flatten(
     hull0 = DS + 2 * P
     BF = np.zeros((nb, hull0 + HCOL + 5 * H))
     BI = np.zeros((nb, NBI), dtype=np.int64)
-    rigid, composite = _rigid_subtrees(model)
+    rigid, folded, composite = _rigid_subtrees(model)
     for i, joint in enumerate(model.joints):
         BF[i, IH : IH + 36] = model.I_H[i].ravel()
         BF[i, IRB : IRB + 36] = model.I_RB[i].ravel()
@@ -115,13 +123,9 @@ def flatten(
         BF[i, ET : ET + 9] = np.asarray(E_T).ravel()
         BF[i, RT : RT + 3] = r_T
         hull = model.hull[i]
-        top = i
-        while model.joints[top].type == "fixed" and model.parents[top] >= 0:
-            top = model.parents[top]
-        folded = top != i and model.joints[top].type == "free" and rigid[top]
         BI[i] = (model.parents[i], JOINT_CODE[joint.type], model.idx_q[i], model.idx_v[i], joint.nv,
                  bool(model.M_A[i].any()), model.drag[i] is not None,
-                 0 if hull is None else len(hull.columns), hull0, rigid[i], folded)  # fmt: skip
+                 0 if hull is None else len(hull.columns), hull0, rigid[i], folded[i])  # fmt: skip
         if rigid[i] and joint.type == "free":
             BF[i, IHI : IHI + 36] = np.linalg.inv(composite[i]).ravel()
         if hull is not None:
