@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from uvms_sim.actuators.joints import JointMotors
-from uvms_sim.dynamics import NonFiniteStateError, aba, integrate
+from uvms_sim.dynamics import NonFiniteStateError, aba, integrate, step_rk4
 from uvms_sim.dynamics.fast import BatchDynamics, FastDynamics
 from uvms_sim.hydro.current import SinusoidalCurrent
 from uvms_sim.model import load
@@ -31,6 +31,9 @@ TOL = 1e-10
 
 
 def close(a, b, tol=TOL):
+    assert np.shape(a) == np.shape(b)
+    if not np.size(b):
+        return
     scale = max(1.0, float(np.abs(b).max()))
     assert np.abs(np.asarray(a) - np.asarray(b)).max() <= tol * scale, np.abs(
         np.asarray(a) - np.asarray(b)
@@ -305,6 +308,37 @@ def test_contacts_equal_the_reference(tmp_path):
     assert touched
 
 
+@pytest.mark.parametrize("root", ["free", "revolute", "spherical", "prismatic", "fixed"])
+def test_every_joint_type_equals_the_reference(root):
+    """The kernels take each joint's motion subspace S from the table and never branch on its
+    type (outside its transform and its configuration space): random trees of every joint type,
+    with fixed chains under the root (RIGID subtrees and FOLDED bodies with constant D⁻¹) and
+    rigid leaves, give the reference q̈ and the reference RK4 step."""
+    from random_models import random_tree
+
+    rng = np.random.default_rng(5)
+    env = with_current(load(CONFIG / "bluerov2.yaml"), None).environment
+    for types in (("fixed", "fixed", "revolute", "fixed", "prismatic", "spherical", "fixed"),
+                  ("revolute", "prismatic", "spherical", "fixed", "continuous"),
+                  ("fixed", "fixed")):  # fmt: skip
+        model = random_tree(rng, root=root, types=types)
+        fast = FastDynamics(model, env)
+        data = model.create_data()
+        for _ in range(3):
+            q, v = random_state(model, rng)
+            tau = rng.normal(size=model.nv)
+            f_ext = rng.normal(size=(model.nbodies, 6))
+
+            def accel(q, v, t, tau=tau, f_ext=f_ext, model=model, data=data):
+                return aba(model, data, q, v, tau, env, lambda d: f_ext)
+
+            close(fast.aba(q, v, tau, f_ext), accel(q, v, 0.0))
+            q1, v1 = fast.step(q, v, 0.01, "rk4", tau=tau, f_ext=f_ext)
+            r1, w1 = step_rk4(model, q, v, 0.01, accel)
+            close(q1, r1)
+            close(v1, w1)
+
+
 @pytest.mark.parametrize("name", CONFIGS)
 def test_prepared_aba_reads_its_arrays_in_place(name):
     """``prepare_aba`` holds the state and inputs in the kernels' buffer: after writing new
@@ -370,18 +404,18 @@ def test_the_kernels_buffers_follow_contacts_and_connections():
 
 
 def test_the_compiled_pseudo_inverse_is_numpys():
-    """``compiled._pinv_solve`` (one-sided Jacobi SVD, no LAPACK, no allocation) gives
+    """``compiled.constraints._pinv_solve`` (one-sided Jacobi SVD, no LAPACK, no allocation) gives
     ``numpy.linalg.pinv(G, rcond=1e-10) @ r`` for full-rank, rank-deficient and inconsistent
     systems (a least-squares, least-norm answer), wide and tall, to 1e-12 relative."""
     from numba import njit
 
-    from uvms_sim.dynamics import compiled
+    from uvms_sim.dynamics.compiled.constraints import _pinv_solve
 
     @njit
     def solve(G, r):
         m, n = G.shape
         z = np.zeros(n)
-        compiled._pinv_solve(G.copy(), np.empty((m, m)), r, z, 1e-10)
+        _pinv_solve(G.copy(), np.empty((m, m)), r, z, 1e-10)
         return z
 
     rng = np.random.default_rng(11)
@@ -395,3 +429,24 @@ def test_the_compiled_pseudo_inverse_is_numpys():
         for r in (rng.normal(size=G.shape[0]), G @ rng.normal(size=G.shape[1])):  # inconsistent, consistent
             expected = np.linalg.pinv(G, rcond=1e-10) @ r
             close(solve(G, r), expected, 1e-12)
+
+
+def test_the_kernel_cache_follows_every_kernel_source(tmp_path, monkeypatch):
+    """Numba keys a cached function on its own file only; the kernels' cache directory is named
+    after a hash of every kernel module and ``flat.py``, so a change to a callee in another
+    module, or to a layout offset, compiles anew instead of running stale machine code."""
+    from uvms_sim.dynamics import compiled
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    callee, caller = tmp_path / "callee.py", tmp_path / "caller.py"
+    callee.write_text("W = 3\n")
+    caller.write_text("from callee import W\n")
+    before = compiled.cache_dir([callee, caller])
+    assert before.parent == tmp_path / "cache" and before.name.startswith("kernels-")
+    callee.write_text("W = 4\n")
+    assert compiled.cache_dir([callee, caller]) != before
+    here = compiled.cache_dir()
+    flat = Path(compiled.__file__).parent.parent / "flat.py"
+    sources = sorted([*Path(compiled.__file__).parent.glob("*.py"), flat])
+    assert here == compiled.cache_dir(sources) and len(sources) > 10
+    assert here != compiled.cache_dir([s for s in sources if s != flat])

@@ -278,3 +278,19 @@ def test_imports_point_down_and_have_no_cycles() -> None:
     for module in graph:
         if module not in state:
             visit(module, [])
+
+
+def test_compiled_kernels_read_the_joint_type_only_in_the_joint_models() -> None:
+    """The kernels take a joint's motion subspace S from the table: only its transform
+    (``placements``) and its configuration space (``integrate``, ``_tangent_rate``) read its
+    type, so a new joint type means those three branches, not an edit of every algorithm."""
+    allowed = {"placements", "integrate", "_tangent_rate"}
+    type_names = {"JTYPE", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE", "FIXED"}
+    readers = set()
+    for path in sorted((ROOT / "uvms_sim" / "dynamics" / "compiled").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                if names & type_names:
+                    readers.add(node.name)
+    assert readers and readers <= allowed, readers - allowed

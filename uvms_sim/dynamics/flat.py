@@ -34,21 +34,24 @@ def offsets(*sizes: int) -> tuple[tuple[int, ...], int]:
 
 
 # BF columns: 6x6 matrices row-major, 3x3 row-major. I_H = I_RB + M_A (McMillan et al. 1996
-# eq. 3), I_RB, M_A, D_lin, d_quad, mass, com, ρV, cob, joint axis, tree rotation parent->joint,
-# its origin, damping centre, drag axis, start, ρ C_d r, the inverse of the articulated inertia
-# of a free body whose descendants are all fixed to it (a constant: the composite inertia of
-# the rigid subtree); then (DS) P abscissae and P weights
-(IH, IRB, MA, DL, DQ, MASS, COM, RV, COB, AXIS, ET, RT, DCEN, DAX, DST, DK, IHI), DS = offsets(
-    36, 36, 36, 36, 6, 1, 3, 1, 3, 3, 9, 3, 3, 3, 3, 1, 36
+# eq. 3), I_RB, M_A, D_lin, d_quad, mass, com, ρV, cob, joint axis, the joint's motion subspace
+# S (``Joint.S``, column k at SM + 6k: the algorithms read it and never branch on the joint's
+# type), tree rotation parent->joint, its origin, damping centre, drag axis, start, ρ C_d r,
+# D⁻¹ = (Sᵀ Iᴬ S)⁻¹ of a body whose descendants are all fixed to it (a constant: Iᴬ is the
+# composite inertia of the rigid subtree; nv x nv, row stride 6); then (DS) P abscissae and
+# P weights
+(IH, IRB, MA, DL, DQ, MASS, COM, RV, COB, AXIS, SM, ET, RT, DCEN, DAX, DST, DK, IHI), DS = offsets(
+    36, 36, 36, 36, 6, 1, 3, 1, 3, 3, 36, 9, 3, 3, 3, 3, 1, 36
 )  # fmt: skip
 # hull block (hydro.hull) of a body, from BF column BI[i, HULL0]: bounding-sphere centre,
 # radius, full hull volume, then (HCOL) per column x, y, z_lo, z_hi, w
 (HCEN, HRAD, HVOL), HCOL = offsets(3, 1, 1)
 # BI columns: parent, joint type, first q and v index, joint nv, has added mass, has drag,
-# hull columns, the hull block's first BF column, 1 for a body whose descendants are all fixed,
-# 1 for a body fixed (through fixed joints) to a free body whose descendants are all fixed (its
-# inertia is in that body's constant IHI)
-(PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG, NHULL, HULL0, RIGID, FOLDED), NBI = offsets(*[1] * 11)
+# hull columns, the hull block's first BF column, 1 for a moving body whose descendants are all
+# fixed (RIGID: its D⁻¹ is the constant IHI), 1 for a body fixed (through fixed joints) to a free
+# root that is RIGID (FOLDED: its inertia is already in that root's constant), 1 where S is the
+# 6x6 identity (U = Iᴬ, D = Iᴬ: the ABA skips two products with S)
+(PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG, NHULL, HULL0, RIGID, FOLDED, SID), NBI = offsets(*[1] * 12)
 # TF columns: position, direction, moment arm, T_nn forward and reverse, T_nu, T_max, T_min
 (TPOS, TDIR, TARM, TNF, TNR, TNU, TMAX, TMIN), NTF = offsets(3, 3, 3, 1, 1, 1, 1, 1)
 # workspace row of a body: E, r (parent -> body), world rotation and position, velocity, velocity
@@ -69,10 +72,10 @@ def offsets(*sizes: int) -> tuple[tuple[int, ...], int]:
 
 def _rigid_subtrees(model: Model) -> tuple[list[bool], list[bool], list[np.ndarray]]:
     """Per body: whether every descendant is fixed to it (RIGID); whether it is fixed, through
-    fixed joints, to a free body that is RIGID (FOLDED: its inertia is in that body's
-    constant); and the composite hydrodynamic inertia of the body and its fixed descendants
-    (``Xᵀ I X`` summed inward). For a RIGID body the ABA's articulated inertia is that
-    constant (a fixed joint passes its whole inertia on)."""
+    fixed joints, to a free root that is RIGID (FOLDED: its inertia is in that root's
+    constant, and the root's U multiplies a' = c = 0); and the composite hydrodynamic inertia
+    of the body and its fixed descendants (``Xᵀ I X`` summed inward). For a RIGID body the
+    ABA's articulated inertia is that constant (a fixed joint passes its whole inertia on)."""
     rigid = [True] * model.nbodies
     composite = [np.array(m, dtype=float) for m in model.I_H]
     for i in range(model.nbodies - 1, -1, -1):
@@ -90,7 +93,7 @@ def _rigid_subtrees(model: Model) -> tuple[list[bool], list[bool], list[np.ndarr
         top = i
         while model.joints[top].type == "fixed" and model.parents[top] >= 0:
             top = model.parents[top]
-        folded.append(top != i and model.joints[top].type == "free" and rigid[top])
+        folded.append(top != i and model.parents[top] < 0 and model.joints[top].type == "free" and rigid[top])
     return rigid, folded, composite
 
 
@@ -119,15 +122,19 @@ def flatten(
         BF[i, COB : COB + 3] = model.cob[i]
         BF[i, DCEN : DCEN + 3] = model.damping_center[i]
         BF[i, AXIS : AXIS + 3] = joint.axis
+        BF[i, SM : SM + 6 * joint.nv] = joint.S.T.ravel()
         E_T, r_T = model.tree[i]
         BF[i, ET : ET + 9] = np.asarray(E_T).ravel()
         BF[i, RT : RT + 3] = r_T
         hull = model.hull[i]
         BI[i] = (model.parents[i], JOINT_CODE[joint.type], model.idx_q[i], model.idx_v[i], joint.nv,
                  bool(model.M_A[i].any()), model.drag[i] is not None,
-                 0 if hull is None else len(hull.columns), hull0, rigid[i], folded[i])  # fmt: skip
-        if rigid[i] and joint.type == "free":
-            BF[i, IHI : IHI + 36] = np.linalg.inv(composite[i]).ravel()
+                 0 if hull is None else len(hull.columns), hull0, rigid[i] and joint.nv > 0, folded[i],
+                 joint.S.shape == (6, 6) and np.array_equal(joint.S, np.eye(6)))  # fmt: skip
+        if rigid[i] and joint.nv:
+            D_inv = np.zeros((6, 6))
+            D_inv[: joint.nv, : joint.nv] = np.linalg.inv(joint.S.T @ composite[i] @ joint.S)
+            BF[i, IHI : IHI + 36] = D_inv.ravel()
         if hull is not None:
             BF[i, hull0 + HCEN : hull0 + HCEN + 3] = hull.center
             BF[i, hull0 + HRAD] = hull.radius
@@ -160,7 +167,7 @@ def workspace(nb: int, nq: int, nv: int, nt: int, nc: int = 0) -> tuple[tuple[in
     """The workspace of one evaluation, declared once: the body rows (nb x NW), 4 stage
     configurations (4 x nq), 13 stage vectors (velocities, accelerations, tangent rates,
     increment: 13 x nv), the thrusts (nt), the scratch (NS) and that of nc rigid connections
-    (``connection_scratch``); ``compiled._carve`` cuts it at these offsets."""
+    (``connection_scratch``); ``compiled.buffers._carve`` cuts it at these offsets."""
     return offsets(nb * NW, 4 * nq, 13 * nv, nt, NS, connection_scratch(nb, nv, nc)[1])
 
 
@@ -169,7 +176,7 @@ def connection_scratch(nb: int, nv: int, nc: int) -> tuple[tuple[int, ...], int]
     a⁰ (nb x 6), A (m x nv), b (m), the two body Jacobians (6 x nv each), M and its Cholesky
     factor in place (nv x nv), G = A L⁻ᵀ rotated in place by the Jacobi SVD (m x nv), the
     residual (m), the rotations V (m x m), the correction (nv) and two 3x3 rotations;
-    ``compiled._constrain`` cuts it at these offsets. Empty without connections."""
+    ``compiled.constraints._constrain`` cuts it at these offsets. Empty without connections."""
     m = 6 * nc
     if nc == 0:
         return offsets()
@@ -202,7 +209,7 @@ def pack(tables, CI, CF, KI, KF, nq: int, nv: int) -> tuple[np.ndarray, np.ndarr
     """One float and one int buffer holding everything a kernel reads besides the state and
     inputs: the fluid, the tables of ``flatten``, the rigid connections (CI, CF), the contact
     points (KI, KF), their normal forces (KN) and the workspace, at the offsets the header of
-    the int buffer records (``compiled._unpack`` reads it). A kernel then takes two arguments
+    the int buffer records (``compiled.buffers._unpack`` reads it). A kernel then takes two arguments
     where it took eleven. Also returns named views of both buffers, for Python to fill and read."""
     BF, BI, TF, TI = tables
     nb, nt, nc, nk = BI.shape[0], TI.shape[0], CI.shape[0], KI.shape[0]

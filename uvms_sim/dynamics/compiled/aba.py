@@ -1,0 +1,189 @@
+"""The articulated-body algorithm with the added mass inside the articulated inertia
+(``dynamics.aba``; McMillan et al. 1996 appendix A.3)."""
+
+from __future__ import annotations
+
+import math
+
+from ..flat import (
+    FOLDED,
+    IH,
+    IHI,
+    IV,
+    JNV,
+    PARENT,
+    RIGID,
+    S_AP,
+    S_CL,
+    S_CLI,
+    S_IA,
+    S_PA,
+    S_RHS,
+    S_UD,
+    SID,
+    SM,
+    WA,
+    WBIAS,
+    WC,
+    WDI,
+    WIA,
+    WPA,
+    WU,
+    WUU,
+)
+from .buffers import kernel
+from .spatial import _add_congruence, _outward, _xforce_add
+
+
+@kernel
+def _chol_inv(D, do, n, out, oo, S):
+    """out[oo:] = D⁻¹ (n x n, row stride 6) for a symmetric positive definite D at D[do:]."""
+    for j in range(n):
+        s = D[do + 7 * j]
+        for k in range(j):
+            s -= S[S_CL + 6 * j + k] ** 2
+        S[S_CL + 7 * j] = math.sqrt(s)
+        for i in range(j + 1, n):
+            s = D[do + 6 * i + j]
+            for k in range(j):
+                s -= S[S_CL + 6 * i + k] * S[S_CL + 6 * j + k]
+            S[S_CL + 6 * i + j] = s / S[S_CL + 7 * j]
+    for j in range(n):
+        S[S_CLI + 7 * j] = 1.0 / S[S_CL + 7 * j]
+        for i in range(j + 1, n):
+            s = 0.0
+            for k in range(j, i):
+                s -= S[S_CL + 6 * i + k] * S[S_CLI + 6 * k + j]
+            S[S_CLI + 6 * i + j] = s / S[S_CL + 7 * i]
+    for i in range(n):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(i, n):
+                s += S[S_CLI + 6 * k + i] * S[S_CLI + 6 * k + j]
+            out[oo + 6 * i + j] = s
+            out[oo + 6 * j + i] = s
+
+
+# The joint enters the ABA only through its motion subspace S, read from the table (``flat.SM``,
+# ``Joint.S``): these passes never branch on the joint's type, and nv = 0 (a fixed joint) is the
+# general formula with empty sums (McMillan et al. 1996 appendix A.3; Featherstone 2008 table 7.1).
+@kernel
+def aba_pass(BF, BI, WB, S, tau, ddq):
+    """Backward and forward passes of the ABA (dynamics.aba) after ``forward_pass``. A FOLDED
+    body passes only its bias on: its inertia is in its free root's constant, and c = 0 there."""
+    nb = BI.shape[0]
+    for i in range(nb):
+        row = WB[i]
+        for a in range(6):
+            row[WPA + a] = row[WBIAS + a]
+        for a in range(36):
+            row[WIA + a] = BF[i, IH + a]
+    for i in range(nb - 1, -1, -1):
+        row = WB[i]
+        nv = BI[i, JNV]
+        k = BI[i, IV]
+        # U = Iᴬ S, u = τ - Sᵀ pᴬ, D⁻¹ = (Sᵀ U)⁻¹ (from the table for a RIGID body)
+        if BI[i, SID]:
+            for a in range(36):
+                row[WU + a] = row[WIA + a]
+            for a in range(6):
+                row[WUU + a] = tau[k + a] - row[WPA + a]
+        else:
+            for c in range(nv):
+                o = SM + 6 * c
+                s0, s1, s2 = BF[i, o], BF[i, o + 1], BF[i, o + 2]
+                s3, s4, s5 = BF[i, o + 3], BF[i, o + 4], BF[i, o + 5]
+                for a in range(6):
+                    b = WIA + 6 * a
+                    row[WU + 6 * a + c] = (
+                        row[b] * s0 + row[b + 1] * s1 + row[b + 2] * s2
+                        + row[b + 3] * s3 + row[b + 4] * s4 + row[b + 5] * s5
+                    )  # fmt: skip
+                row[WUU + c] = tau[k + c] - (
+                    s0 * row[WPA] + s1 * row[WPA + 1] + s2 * row[WPA + 2]
+                    + s3 * row[WPA + 3] + s4 * row[WPA + 4] + s5 * row[WPA + 5]
+                )  # fmt: skip
+        if BI[i, RIGID]:
+            for a in range(6 * nv):  # nv rows of stride 6
+                row[WDI + a] = BF[i, IHI + a]
+        elif BI[i, SID]:
+            _chol_inv(row, WIA, 6, row, WDI, S)
+        elif nv == 1:
+            s = 0.0
+            for a in range(6):
+                s += BF[i, SM + a] * row[WU + 6 * a]
+            row[WDI] = 1.0 / s
+        elif nv > 1:
+            for c in range(nv):
+                for d in range(nv):
+                    s = 0.0
+                    for a in range(6):
+                        s += BF[i, SM + 6 * c + a] * row[WU + 6 * a + d]
+                    row[WDI + 6 * c + d] = s
+            _chol_inv(row, WDI, nv, row, WDI, S)  # reads D whole before it writes D⁻¹
+        lam = BI[i, PARENT]
+        if lam < 0:
+            continue
+        if BI[i, FOLDED]:
+            _xforce_add(WB, i, row, WPA, WB[lam], WPA)
+            continue
+        # Iᵃ = Iᴬ - U D⁻¹ Uᵀ, pᵃ = pᴬ + Iᵃ c + U D⁻¹ u (at S_IA, S_PA), into the parent through X_iᵀ
+        if nv == 1:  # a rank-one update
+            dinv, uu = row[WDI], row[WUU]
+            for a in range(6):
+                ua = row[WU + 6 * a] * dinv
+                S[S_PA + a] = row[WPA + a] + ua * uu
+                for b in range(6):
+                    S[S_IA + 6 * a + b] = row[WIA + 6 * a + b] - ua * row[WU + 6 * b]
+        else:
+            for a in range(6):
+                for b in range(nv):
+                    s = 0.0
+                    for kk in range(nv):
+                        s += row[WU + 6 * a + kk] * row[WDI + 6 * kk + b]
+                    S[S_UD + 6 * a + b] = s
+            for a in range(6):
+                s = 0.0
+                for kk in range(nv):
+                    s += S[S_UD + 6 * a + kk] * row[WUU + kk]
+                S[S_PA + a] = row[WPA + a] + s
+                for b in range(6):
+                    s = 0.0
+                    for kk in range(nv):
+                        s += S[S_UD + 6 * a + kk] * row[WU + 6 * b + kk]
+                    S[S_IA + 6 * a + b] = row[WIA + 6 * a + b] - s
+        c0, c1, c2, c3, c4, c5 = row[WC], row[WC + 1], row[WC + 2], row[WC + 3], row[WC + 4], row[WC + 5]
+        for a in range(6):
+            b = S_IA + 6 * a
+            S[S_PA + a] += (
+                S[b] * c0 + S[b + 1] * c1 + S[b + 2] * c2 + S[b + 3] * c3 + S[b + 4] * c4 + S[b + 5] * c5
+            )
+        _add_congruence(WB, i, S, S_IA, WB[lam], WIA, S)
+        _xforce_add(WB, i, S, S_PA, WB[lam], WPA)
+    # q̈_i = D⁻¹ (u - Uᵀ a'), a_i = a' + S q̈_i with a' = X_i a_λ + c_i
+    for i in range(nb):
+        row = WB[i]
+        lam = BI[i, PARENT]
+        _outward(WB, i, lam, WB[lam], WA, row, WC, S, S_AP)
+        nv = BI[i, JNV]
+        k = BI[i, IV]
+        for c in range(nv):
+            s = row[WUU + c]
+            for a in range(6):
+                s -= row[WU + 6 * a + c] * S[S_AP + a]
+            S[S_RHS + c] = s
+        for c in range(nv):
+            s = 0.0
+            for d in range(nv):
+                s += row[WDI + 6 * c + d] * S[S_RHS + d]
+            ddq[k + c] = s
+        if BI[i, SID]:
+            for a in range(6):
+                S[S_AP + a] += ddq[k + a]
+        else:
+            for c in range(nv):
+                x = ddq[k + c]
+                for a in range(6):
+                    S[S_AP + a] += BF[i, SM + 6 * c + a] * x
+        for a in range(6):
+            row[WA + a] = S[S_AP + a]

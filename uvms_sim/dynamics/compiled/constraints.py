@@ -1,0 +1,254 @@
+"""Rigid connections: q̈ with the Udwadia-Kalaba correction (``constraints.constrained_aba``;
+Nielsen et al. 2018 eq. 20), body Jacobians and the pseudo-inverse it needs."""
+
+from __future__ import annotations
+
+import math
+
+from ..flat import IV, JNV, PARENT, S_COL, S_TMP, WC, WPW, WRW, WV
+from .aba import aba_pass
+from .buffers import _borrow, inlined, kernel
+from .crba import _crba, _s_column
+from .kinematics import forward_pass
+from .rotations import _mat2quat, _qmult
+from .spatial import _outward, _xmotion
+
+
+# inlined where it is called (numba IR): a call passing 19 arrays costs 100 ns, a quarter of a
+# BlueROV2's derivative evaluation
+@inlined
+def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid, ddq):
+    """q̈: forward pass, ABA, and with rigid connections (rows of CI/CF) the Udwadia-Kalaba
+    correction (``constraints.constrained_aba``)."""
+    forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid)
+    aba_pass(BF, BI, WB, S, tau, ddq)
+    if CI.shape[0]:
+        _constrain(BF, BI, CI, CF, WB, S, CS, v, ddq)
+
+
+@kernel
+def _jacobian(BF, BI, WB, S, i, J):
+    """6 x nv body Jacobian of body i in its own axes (constraints.body_jacobian): column of
+    ancestor k's joint = X_{i<-k} S_k, carried down the chain from k to i (the body p steps
+    above i found by walking up; trees are shallow). Allocates nothing."""
+    nv = J.shape[1]
+    for a in range(6):
+        for b in range(nv):
+            J[a, b] = 0.0
+    k = i
+    while k >= 0:
+        m = 0  # bodies below k on the path to i
+        j = i
+        while j != k:
+            m += 1
+            j = BI[j, PARENT]
+        for c in range(BI[k, JNV]):
+            _s_column(BF, k, c, S, S_COL)
+            for p in range(m - 1, -1, -1):  # the body p steps above i, from k's child down to i
+                j = i
+                for _ in range(p):
+                    j = BI[j, PARENT]
+                _xmotion(WB, j, S, S_COL, S, S_TMP)
+                for a in range(6):
+                    S[S_COL + a] = S[S_TMP + a]
+            for a in range(6):
+                J[a, BI[k, IV] + c] = S[S_COL + a]
+        k = BI[k, PARENT]
+
+
+@kernel
+def _constrain(BF, BI, CI, CF, WB, S, CS, v, ddq):
+    """ddq <- q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u) with M = L Lᵀ (constraints.udwadia_kalaba);
+    rows ``A = J_c - X J_p``, ``b = X a⁰_p - a⁰_c - 2α ė - β² e`` per connection
+    (constraints.constraint_equations). CF rows: E (9, child_R_parent), r (3), α, β. Works in
+    CS, cut at the offsets of ``flat.connection_scratch`` (written out here); allocates
+    nothing. The pseudo-inverse is ``_pinv_solve``'s."""
+    nb, nv, nc = BI.shape[0], ddq.shape[0], CI.shape[0]
+    m = 6 * nc
+    o_A = 6 * nb
+    o_b = o_A + m * nv
+    o_jp = o_b + m
+    o_jc = o_jp + 6 * nv
+    o_M = o_jc + 6 * nv
+    o_G = o_M + nv * nv
+    o_res = o_G + m * nv
+    o_V = o_res + m
+    o_corr = o_V + m * m
+    o_rt = o_corr + nv
+    a0 = _borrow(CS, 0, (nb, 6))
+    A = _borrow(CS, o_A, (m, nv))
+    b = _borrow(CS, o_b, m)
+    Jp = _borrow(CS, o_jp, (6, nv))
+    Jc = _borrow(CS, o_jc, (6, nv))
+    L = _borrow(CS, o_M, (nv, nv))  # M, then its Cholesky factor in place
+    G = _borrow(CS, o_G, (m, nv))
+    res = _borrow(CS, o_res, m)
+    V = _borrow(CS, o_V, (m, m))
+    corr = _borrow(CS, o_corr, nv)
+    Rt = _borrow(CS, o_rt, (3, 3))
+    Rc = _borrow(CS, o_rt + 9, (3, 3))
+    for i in range(nb):
+        lam = BI[i, PARENT]
+        _outward(WB, i, lam, a0[lam], 0, WB[i], WC, a0[i], 0)  # a⁰_i = X_i a⁰_λ + c_i
+    for a in range(m):
+        b[a] = 0.0
+    for k in range(nc):
+        p, c = CI[k, 0], CI[k, 1]
+        E = CF[k, 0:9].reshape((3, 3))
+        r = CF[k, 9:12]
+        alpha, beta = CF[k, 12], CF[k, 13]
+        _jacobian(BF, BI, WB, S, p, Jp)
+        _jacobian(BF, BI, WB, S, c, Jc)
+        # X = [[E, -E r~], [0, E]] applied to columns / vectors
+        for col in range(nv):
+            m0, m1, m2 = Jp[0, col], Jp[1, col], Jp[2, col]
+            w0, w1, w2 = Jp[3, col], Jp[4, col], Jp[5, col]
+            d0 = m0 - (r[1] * w2 - r[2] * w1)
+            d1 = m1 - (r[2] * w0 - r[0] * w2)
+            d2 = m2 - (r[0] * w1 - r[1] * w0)
+            for a in range(3):
+                A[6 * k + a, col] = Jc[a, col] - (E[a, 0] * d0 + E[a, 1] * d1 + E[a, 2] * d2)
+                A[6 * k + 3 + a, col] = Jc[3 + a, col] - (E[a, 0] * w0 + E[a, 1] * w1 + E[a, 2] * w2)
+        # X a⁰_p and X v_p
+        for which in range(2):
+            src = a0[p] if which == 0 else WB[p, WV : WV + 6]
+            m0, m1, m2, w0, w1, w2 = src[0], src[1], src[2], src[3], src[4], src[5]
+            d0 = m0 - (r[1] * w2 - r[2] * w1)
+            d1 = m1 - (r[2] * w0 - r[0] * w2)
+            d2 = m2 - (r[0] * w1 - r[1] * w0)
+            for a in range(3):
+                lin = E[a, 0] * d0 + E[a, 1] * d1 + E[a, 2] * d2
+                ang = E[a, 0] * w0 + E[a, 1] * w1 + E[a, 2] * w2
+                if which == 0:
+                    b[6 * k + a] = lin - a0[c, a]
+                    b[6 * k + 3 + a] = ang - a0[c, 3 + a]
+                else:  # ė = v_c - X v_p
+                    b[6 * k + a] -= 2.0 * alpha * (WB[c, WV + a] - lin)
+                    b[6 * k + 3 + a] -= 2.0 * alpha * (WB[c, WV + 3 + a] - ang)
+        # pose error e = [Rcᵀ(p_c - p_p - R_p r); 2 sign(w) vec(q_t⁻¹ ⊗ q_c)], R_t = R_p Eᵀ
+        for a in range(3):
+            for bb in range(3):
+                Rc[a, bb] = WB[c, WRW + 3 * a + bb]
+                s = 0.0
+                for kk in range(3):
+                    s += WB[p, WRW + 3 * a + kk] * E[bb, kk]
+                Rt[a, bb] = s
+        # p_c - p_p - R_p r (R_p row-major at WRW)
+        dp0 = WB[c, WPW] - WB[p, WPW] - (WB[p, WRW] * r[0] + WB[p, WRW + 1] * r[1] + WB[p, WRW + 2] * r[2])
+        dp1 = (
+            WB[c, WPW + 1]
+            - WB[p, WPW + 1]
+            - (WB[p, WRW + 3] * r[0] + WB[p, WRW + 4] * r[1] + WB[p, WRW + 5] * r[2])
+        )
+        dp2 = (
+            WB[c, WPW + 2]
+            - WB[p, WPW + 2]
+            - (WB[p, WRW + 6] * r[0] + WB[p, WRW + 7] * r[1] + WB[p, WRW + 8] * r[2])
+        )
+        for a in range(3):
+            ep = Rc[0, a] * dp0 + Rc[1, a] * dp1 + Rc[2, a] * dp2
+            b[6 * k + a] -= beta * beta * ep
+        tw, tx, ty, tz = _mat2quat(Rt)
+        cw, cx, cy, cz = _mat2quat(Rc)
+        ew, ex, ey, ez = _qmult(tw, -tx, -ty, -tz, cw, cx, cy, cz)
+        sg = 1.0 if ew >= 0.0 else -1.0
+        if ew == 0.0:
+            sg = 1.0
+        b[6 * k + 3] -= beta * beta * 2.0 * sg * ex
+        b[6 * k + 4] -= beta * beta * 2.0 * sg * ey
+        b[6 * k + 5] -= beta * beta * 2.0 * sg * ez
+    _crba(BF, BI, WB, S, L)
+    # M = L Lᵀ in place (lower triangle; a matrix that is not positive definite gives NaN,
+    # which the step reports as a non-finite state)
+    for j in range(nv):
+        d = L[j, j]
+        for kk in range(j):
+            d -= L[j, kk] * L[j, kk]
+        d = math.sqrt(d)
+        L[j, j] = d
+        for i in range(j + 1, nv):
+            s = L[i, j]
+            for kk in range(j):
+                s -= L[i, kk] * L[j, kk]
+            L[i, j] = s / d
+    # G = A L⁻ᵀ  (rows of A solved against L: L gᵀ = aᵀ)
+    for row in range(m):
+        for j in range(nv):
+            s = A[row, j]
+            for kk in range(j):
+                s -= L[j, kk] * G[row, kk]
+            G[row, j] = s / L[j, j]
+    for row in range(m):
+        s = b[row]
+        for j in range(nv):
+            s -= A[row, j] * ddq[j]
+        res[row] = s
+    _pinv_solve(G, V, res, corr, 1e-10)  # corr = G⁺ res (nv)
+    # ddq += L⁻ᵀ corr, in place from the last entry up
+    for j in range(nv - 1, -1, -1):
+        s = corr[j]
+        for kk in range(j + 1, nv):
+            s -= L[kk, j] * corr[kk]
+        corr[j] = s / L[j, j]
+    for j in range(nv):
+        ddq[j] += corr[j]
+
+
+@kernel
+def _pinv_solve(G, V, r, z, rcond):
+    """z = G⁺ r for G (m x n), as ``numpy.linalg.pinv(G, rcond) @ r``: singular values below
+    rcond times the largest are dropped. One-sided Jacobi SVD (Hestenes 1958; Demmel and
+    Veselić 1992) on the rows of G, in place: rotations V (m x m) make the rows w_k = (Vᵀ G)_k
+    orthogonal, so G = V Σ Uᵀ with σ_k = |w_k| and z = Σ_k w_k (v_kᵀ r) / σ_k². G is
+    overwritten."""
+    m, n = G.shape[0], G.shape[1]
+    for a in range(m):
+        for bb in range(m):
+            V[a, bb] = 1.0 if a == bb else 0.0
+    for _ in range(60):
+        rotated = False
+        for p in range(m - 1):
+            for q in range(p + 1, m):
+                alpha = beta = gamma = 0.0
+                for j in range(n):
+                    alpha += G[p, j] * G[p, j]
+                    beta += G[q, j] * G[q, j]
+                    gamma += G[p, j] * G[q, j]
+                if abs(gamma) <= 1e-15 * math.sqrt(alpha * beta):
+                    continue
+                rotated = True
+                zeta = (beta - alpha) / (2.0 * gamma)
+                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
+                c = 1.0 / math.sqrt(1.0 + t * t)
+                s = c * t
+                for j in range(n):
+                    gp, gq = G[p, j], G[q, j]
+                    G[p, j] = c * gp - s * gq
+                    G[q, j] = s * gp + c * gq
+                for j in range(m):
+                    vp, vq = V[j, p], V[j, q]
+                    V[j, p] = c * vp - s * vq
+                    V[j, q] = s * vp + c * vq
+        if not rotated:
+            break
+    largest = 0.0
+    for k in range(m):
+        s2 = 0.0
+        for j in range(n):
+            s2 += G[k, j] * G[k, j]
+        largest = max(largest, s2)
+    for j in range(n):
+        z[j] = 0.0
+    cutoff = rcond * rcond * largest  # on σ², as pinv's rcond is on σ
+    for k in range(m):
+        s2 = 0.0
+        for j in range(n):
+            s2 += G[k, j] * G[k, j]
+        if s2 <= cutoff or s2 == 0.0:
+            continue
+        vr = 0.0
+        for a in range(m):
+            vr += V[a, k] * r[a]
+        f = vr / s2
+        for j in range(n):
+            z[j] += f * G[k, j]

@@ -1,0 +1,60 @@
+"""The joint-space inertia with added mass (``model.crba``), allocation-free."""
+
+from __future__ import annotations
+
+from ..flat import IH, IV, JNV, PARENT, S_COL, S_F, S_TMP, SM, WIC
+from .buffers import kernel
+from .spatial import _add_congruence, _xforce_add
+
+
+@kernel
+def _s_column(BF, i, k, out, o):
+    """Column k of joint i's motion subspace S (child coordinates) into out[o:o+6]."""
+    for a in range(6):
+        out[o + a] = BF[i, SM + 6 * k + a]
+
+
+@kernel
+def _crba(BF, BI, WB, S, M):
+    """Joint-space inertia with added mass (dynamics.crba): composite inertias accumulated
+    inward with the structured ``Xᵀ I X`` (in each body row's WIC), then
+    ``M_ij = S_iᵀ (X...)ᵀ I^c_i S_j``; allocates nothing (S_F, S_COL, S_TMP of the scratch)."""
+    nb, nv = BI.shape[0], M.shape[0]
+    for i in range(nb):
+        for a in range(36):
+            WB[i, WIC + a] = BF[i, IH + a]
+    for i in range(nb - 1, 0, -1):
+        lam = BI[i, PARENT]
+        if lam >= 0:
+            _add_congruence(WB, i, WB[i], WIC, WB[lam], WIC, S)
+    for a in range(nv):
+        for b in range(nv):
+            M[a, b] = 0.0
+    for i in range(nb):
+        nvi = BI[i, JNV]
+        for k in range(nvi):
+            _s_column(BF, i, k, S, S_COL)
+            for a in range(6):
+                s = 0.0
+                for b in range(6):
+                    s += WB[i, WIC + 6 * a + b] * S[S_COL + b]
+                S[S_F + a] = s
+            j = i
+            while True:
+                nvj = BI[j, JNV]
+                for kk in range(nvj):
+                    _s_column(BF, j, kk, S, S_COL)
+                    s = 0.0
+                    for a in range(6):
+                        s += S[S_F + a] * S[S_COL + a]
+                    M[BI[i, IV] + k, BI[j, IV] + kk] = s
+                    M[BI[j, IV] + kk, BI[i, IV] + k] = s
+                lam = BI[j, PARENT]
+                if lam < 0:
+                    break
+                for a in range(6):
+                    S[S_TMP + a] = 0.0
+                _xforce_add(WB, j, S, S_F, S, S_TMP)
+                for a in range(6):
+                    S[S_F + a] = S[S_TMP + a]
+                j = lam

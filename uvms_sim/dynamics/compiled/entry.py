@@ -1,0 +1,161 @@
+"""The entry points from Python (``dynamics.fast``): forward dynamics, one step, many steps, a
+batch of copies in parallel, each over the buffers of ``flat.pack``; and their closed dispatch."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numba import njit, prange, types
+
+from ..flat import H_IN, H_NB, H_NQ, H_NT, H_NV
+from .buffers import _bare, _borrow, _carve, _unpack, entry_kernel
+from .constraints import _accel
+from .integrate import _step
+
+
+# Each takes the buffers FB, IB of ``flat.pack`` and the state and inputs; ``fluid`` is FB's.
+@entry_kernel
+def aba(FB, IB, q, v, tau, f_ext, n, ddq):
+    """q̈ into ``ddq`` at (q, v) for tau, body wrenches f_ext (nb x 6), thruster shaft speeds n,
+    in the fluid of stage 0. Thrusts are left in the workspace."""
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
+    WB, _, _, thrust, S, CS = _carve(W, BI.shape[0], IB[H_NQ], IB[H_NV], TI.shape[0])
+    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust,
+           _bare(q), _bare(v), _bare(tau), _bare(f_ext), _bare(n), fluid[0], _bare(ddq))  # fmt: skip
+
+
+@entry_kernel
+def aba_bound(FB, IB):
+    """``aba`` of the state and inputs held in FB itself, at the offsets of ``flat.inputs``
+    (written out here, as in ``_carve``): a prepared call takes two arguments."""
+    nb, nq, nv, nt = IB[H_NB], IB[H_NQ], IB[H_NV], IB[H_NT]
+    o = IB[H_IN]
+    q = _borrow(FB, o, nq)
+    v = _borrow(FB, o + nq, nv)
+    tau = _borrow(FB, o + nq + nv, nv)
+    f_ext = _borrow(FB, o + nq + 2 * nv, (nb, 6))
+    n = _borrow(FB, o + nq + 2 * nv + 6 * nb, nt)
+    ddq = _borrow(FB, o + nq + 2 * nv + 6 * nb + nt, nv)
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
+    WB, _, _, thrust, S, CS = _carve(W, nb, nq, nv, nt)
+    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid[0], ddq)
+
+
+@entry_kernel
+def step(FB, IB, method, q, v, tau, f_ext, n, h, q_out, v_out, thrust_out):
+    """One step (see ``_step``); when it is finite, the thrusts of its last evaluation also
+    into ``thrust_out`` (where the thruster bank keeps them)."""
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
+    ok = _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, _bare(q), _bare(v), _bare(tau),
+               _bare(f_ext), _bare(n), fluid, h, _bare(q_out), _bare(v_out))  # fmt: skip
+    if ok:
+        thrust = _carve(W, BI.shape[0], IB[H_NQ], IB[H_NV], TI.shape[0])[3]
+        out = _bare(thrust_out)
+        for k in range(TI.shape[0]):
+            out[k] = thrust[k]
+    return ok
+
+
+@entry_kernel
+def step_many(FB, IB, method, q, v, tau, f_ext, n, h, steps, q_out, v_out):
+    """``steps`` steps with the inputs and the fluid held (``Simulator.advance``); returns the
+    number of steps done (fewer on a non-finite value: q_out, v_out then hold the last finite
+    state)."""
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
+    tau, f_ext, n, q_out, v_out = _bare(tau), _bare(f_ext), _bare(n), _bare(q_out), _bare(v_out)
+    qa, va = np.empty(q.shape[0]), np.empty(v.shape[0])
+    qa[:] = q
+    va[:] = v
+    qb, vb = _bare(qa), _bare(va)
+    for k in range(steps):
+        if not _step(
+            BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, qb, vb, tau, f_ext, n, fluid, h, q_out, v_out
+        ):
+            q_out[:] = qb
+            v_out[:] = vb
+            return k
+        qb[:] = q_out
+        vb[:] = v_out
+    return steps
+
+
+@entry_kernel
+def aba_repeat(FB, IB, q, v, tau, f_ext, n, ddq, repeat):
+    """``aba`` called ``repeat`` times inside compiled code (benchmarks: the cost without the
+    Python call)."""
+    for _ in range(repeat):
+        aba(FB, IB, q, v, tau, f_ext, n, ddq)
+
+
+# The one signature Python calls each entry point with (C-contiguous float64 vectors, the int
+# buffer, f_ext nb x 6).
+_VEC, _MAT, _INT = types.float64[::1], types.float64[:, ::1], types.int64[::1]
+SIGNATURES = {
+    "aba": (_VEC, _INT, _VEC, _VEC, _VEC, _MAT, _VEC, _VEC),
+    "aba_bound": (_VEC, _INT),
+    "step": (_VEC, _INT, types.int64, _VEC, _VEC, _VEC, _MAT, _VEC, types.float64, _VEC, _VEC, _VEC),
+}
+
+
+@functools.cache  # once per process: a closed dispatcher refuses even to look its signature up again
+def closed(name: str):
+    """The entry point ``name`` (``aba`` or ``step``) compiled for ``SIGNATURES[name]`` (or
+    loaded from numba's cache) and closed to other types: called with any other argument
+    types it raises TypeError instead of compiling them for half a minute. Numba checks the
+    types in C, faster than Python can."""
+    dispatcher = globals()[name]
+    dispatcher.compile(SIGNATURES[name])
+    dispatcher.disable_compile()
+    return dispatcher
+
+
+def entry(name: str):
+    """The compiled function itself of ``name`` for ``SIGNATURES[name]``, without numba's
+    dispatch on the argument types: for arguments the caller made itself (``aba_bound``), since
+    it converts them unchecked."""
+    return globals()[name].compile(SIGNATURES[name])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def batch_step(BF, BI, TF, TI, CI, CF, KI, KF, KN, WS, method, Q, V, TAU, F_EXT, N, fluid, h, steps, ok):
+    """``steps`` steps of every copy k (rows of Q, V, TAU, N; F_EXT[k] is nb x 6), in place.
+    Copies are split over the threads, each with its own workspace row ``WS[t]``; a copy whose
+    state stops being finite keeps its last finite state and gets ``ok[k] = False``. (KN, the
+    contact normal forces, is shared by the threads: it is not a result here.)"""
+    ncopies = Q.shape[0]
+    nthreads = WS.shape[0]
+    per = (ncopies + nthreads - 1) // nthreads
+    for t in prange(nthreads):
+        qn = np.empty(Q.shape[1])
+        vn = np.empty(V.shape[1])
+        for k in range(t * per, min(ncopies, (t + 1) * per)):
+            for _ in range(steps):
+                if not ok[k]:
+                    break
+                if _step(
+                    BF,
+                    BI,
+                    TF,
+                    TI,
+                    CI,
+                    CF,
+                    KI,
+                    KF,
+                    KN,
+                    WS[t],
+                    method,
+                    Q[k],
+                    V[k],
+                    TAU[k],
+                    F_EXT[k],
+                    N[k],
+                    fluid,
+                    h,
+                    qn,
+                    vn,
+                ):
+                    Q[k, :] = qn
+                    V[k, :] = vn
+                else:
+                    ok[k] = False
