@@ -377,9 +377,7 @@ def run_sweep_command(args) -> int:
     return 0 if report.rows else 1
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="uvms-sim", description="uvms_sim tools")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _description_commands(sub) -> None:
     sub.add_parser("models", help="list the shipped system descriptions (config/*.yaml)")
     check = sub.add_parser(
         "check",
@@ -403,6 +401,9 @@ def main(argv: list[str] | None = None) -> int:
     conv.add_argument("source")
     conv.add_argument("output")
     conv.add_argument("--overlay", help="YAML overlay with hydrodynamics/thrusters for a URDF")
+
+
+def _link_commands(sub) -> None:
     sitl = sub.add_parser("sitl", help="be the physics of an ArduSub SITL (--model JSON:127.0.0.1)")
     sitl.add_argument("description", nargs="?", default="bluerov2_heavy")
     sitl.add_argument("--bind", default="127.0.0.1", help="IPv4 address to listen on (default loopback)")
@@ -417,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
     hil.add_argument("description", nargs="?", default="bluerov2_heavy")
     hil.add_argument("--connection", default="udpin:127.0.0.1:14560", help="pymavlink connection string")
     hil.add_argument("--rate", type=_positive, default=250.0, help="steps per second (default 250)")
+
+
+def _replay_command(sub) -> None:
     rep = sub.add_parser(
         "replay",
         help="run the model on recorded thruster commands (rosbags, ArduSub .BIN/.tlog logs, CSV runs) and "
@@ -494,6 +498,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="publish the recording's commands and /clock into a running simulator node",
     )
+
+
+def _tool_commands(sub) -> None:
     sweep = sub.add_parser(
         "sweep", help="Monte-Carlo or identification sweep as Ray tasks, on this machine or a Ray cluster"
     )
@@ -519,84 +526,114 @@ def main(argv: list[str] | None = None) -> int:
         "--use-sim-time", action="store_true", help="stamp with /clock instead of the wall clock"
     )
     sub.add_parser("build-interfaces", help="build tf2_msgs and mavros_msgs into this environment (no ROS)")
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] in (["demo"], ["build-interfaces"]):  # their own options, --help included
-        if argv[0] == "demo":
-            from . import demo
 
-            demo.main(argv[1:])
-            return 0
+
+def parser() -> argparse.ArgumentParser:
+    """The ``uvms-sim`` command line and its subcommands."""
+    top = argparse.ArgumentParser(prog="uvms-sim", description="uvms_sim tools")
+    sub = top.add_subparsers(dest="command", required=True)
+    for add in (_description_commands, _link_commands, _replay_command, _tool_commands):
+        add(sub)
+    return top
+
+
+def _models(args) -> int:
+    found = shipped_configs()
+    if not found:
+        print("error: no shipped configs found (is the package installed whole?)", file=sys.stderr)
+        return 1
+    for name, path in found.items():
+        m = load(path).model
+        print(f"{name:26s} bodies={m.nbodies:3d} nq={m.nq:3d} nv={m.nv:3d}  {path}")
+    return 0
+
+
+def _check(args) -> int:
+    for d in args.description:
+        print(_summary(d))
+    return 0
+
+
+def _urdf(args) -> int:
+    from .model.urdf_writer import urdf_text
+
+    text = urdf_text(load(resolve(args.description)), args.frame_prefix, args.frame_prefix + args.frame_id)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+        print(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _convert(args) -> int:
+    from .model.export import save_yaml
+
+    system = load(resolve(args.source), overlay=args.overlay)
+    save_yaml(system, args.output, f"Converted by uvms-sim convert from {args.source}")
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _hil(args) -> int:
+    from .hil.mavlink_hil import MavlinkHil
+    from .simulator import Simulator
+
+    sim = Simulator.from_system(load(resolve(args.description)))
+    try:
+        bridge = MavlinkHil(sim, args.connection)
+    except (OSError, ValueError, OverflowError) as exc:  # bad address, no such device
+        print(f"error: cannot open {args.connection!r}: {exc}", file=sys.stderr)
+        return 2
+    print(f"uvms_sim MAVLink HIL on {args.connection} at {args.rate:.0f} Hz (Ctrl-C stops)")
+    try:
+        bridge.run(args.rate)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        bridge.close()
+    return 0
+
+
+def _echo(args) -> int:
+    from .ros.tools import echo
+
+    return echo(args.topic, args.count, args.timeout)
+
+
+def _record(args) -> int:
+    from .ros.tools import record
+
+    return record(args.output, args.topics, args.duration, args.storage, args.use_sim_time)
+
+
+COMMANDS = {
+    "models": _models, "check": _check, "urdf": _urdf, "convert": _convert,
+    "sitl": lambda a: run_sitl(a.description, a.bind, a.port, a.peer_timeout), "hil": _hil,
+    "replay": run_replay, "sweep": run_sweep_command, "echo": _echo, "record": _record,
+}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["demo"]:  # its own options, --help included
+        from . import demo
+
+        demo.main(argv[1:])
+        return 0
+    if argv[:1] == ["build-interfaces"]:
         from .rosidl_build import main as build_main
 
         build_main(argv[1:])
         return 0
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     if not logger.handlers:  # the library's warnings (unit slips, clamped inputs) as plain lines
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("warning: %(message)s"))
         logger.addHandler(handler)
     try:
-        if args.command == "models":
-            found = shipped_configs()
-            if not found:
-                print("error: no shipped configs found (is the package installed whole?)", file=sys.stderr)
-                return 1
-            for name, path in found.items():
-                m = load(path).model
-                print(f"{name:26s} bodies={m.nbodies:3d} nq={m.nq:3d} nv={m.nv:3d}  {path}")
-        elif args.command == "check":
-            for d in args.description:
-                print(_summary(d))
-        elif args.command == "urdf":
-            from .model.urdf_writer import urdf_text
-
-            text = urdf_text(
-                load(resolve(args.description)), args.frame_prefix, args.frame_prefix + args.frame_id
-            )
-            if args.out:
-                with open(args.out, "w") as f:
-                    f.write(text)
-                print(f"wrote {args.out}")
-            else:
-                sys.stdout.write(text)
-        elif args.command == "convert":
-            from .model.export import save_yaml
-
-            system = load(resolve(args.source), overlay=args.overlay)
-            save_yaml(system, args.output, f"Converted by uvms-sim convert from {args.source}")
-            print(f"wrote {args.output}")
-        elif args.command == "sitl":
-            return run_sitl(args.description, args.bind, args.port, args.peer_timeout)
-        elif args.command == "hil":
-            from .hil.mavlink_hil import MavlinkHil
-            from .simulator import Simulator
-
-            sim = Simulator.from_system(load(resolve(args.description)))
-            try:
-                bridge = MavlinkHil(sim, args.connection)
-            except (OSError, ValueError, OverflowError) as exc:  # bad address, no such device
-                print(f"error: cannot open {args.connection!r}: {exc}", file=sys.stderr)
-                return 2
-            print(f"uvms_sim MAVLink HIL on {args.connection} at {args.rate:.0f} Hz (Ctrl-C stops)")
-            try:
-                bridge.run(args.rate)
-            except KeyboardInterrupt:
-                pass
-            finally:
-                bridge.close()
-        elif args.command == "replay":
-            return run_replay(args)
-        elif args.command == "sweep":
-            return run_sweep_command(args)
-        elif args.command == "echo":
-            from .ros.tools import echo
-
-            return echo(args.topic, args.count, args.timeout)
-        elif args.command == "record":
-            from .ros.tools import record
-
-            return record(args.output, args.topics, args.duration, args.storage, args.use_sim_time)
-
+        return COMMANDS[args.command](args)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -605,7 +642,6 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a path the file system refuses (too long, a directory, no permission)
         print(f"error: {exc.strerror or exc}: {exc.filename or ''}"[:300], file=sys.stderr)
         return 2
-    return 0
 
 
 if __name__ == "__main__":

@@ -33,15 +33,15 @@ def offsets(*sizes: int) -> tuple[tuple[int, ...], int]:
     return tuple(starts), total
 
 
-# BF columns: 6x6 matrices row-major, 3x3 row-major. I_H = I_RB + M_A (McMillan et al. 1996
-# eq. 3), I_RB, M_A, D_lin, d_quad, mass, com, ρV, cob, joint axis, the joint's motion subspace
-# S (``Joint.S``, column k at SM + 6k: the algorithms read it and never branch on the joint's
-# type), tree rotation parent->joint, its origin, damping centre, drag axis, start, ρ C_d r,
-# D⁻¹ = (Sᵀ Iᴬ S)⁻¹ of a body whose descendants are all fixed to it (a constant: Iᴬ is the
-# composite inertia of the rigid subtree; nv x nv, row stride 6); then (DS) P abscissae and
-# P weights
-(IH, IRB, MA, DL, DQ, MASS, COM, RV, COB, AXIS, SM, ET, RT, DCEN, DAX, DST, DK, IHI), DS = offsets(
-    36, 36, 36, 36, 6, 1, 3, 1, 3, 3, 36, 9, 3, 3, 3, 3, 1, 36
+# BF columns: 6x6 matrices row-major, 3x3 row-major. First what the ABA reads: I_H = I_RB + M_A
+# (McMillan et al. 1996 eq. 3), the joint's motion subspace S (``Joint.S``, column k at SM + 6k:
+# the algorithms read it and never branch on the joint's type), and D⁻¹ = (Sᵀ Iᴬ S)⁻¹ of a body
+# whose descendants are all fixed to it (a constant: Iᴬ is the composite inertia of the rigid
+# subtree; nv x nv, row stride 6); then I_RB, M_A, D_lin, d_quad, mass, com, ρV, cob, joint
+# axis, tree rotation parent->joint, its origin, damping centre, drag axis, start, ρ C_d r; then
+# (DS) P abscissae and P weights
+(IH, SM, IHI, IRB, MA, DL, DQ, MASS, COM, RV, COB, AXIS, ET, RT, DCEN, DAX, DST, DK), DS = offsets(
+    36, 36, 36, 36, 36, 36, 6, 1, 3, 1, 3, 3, 9, 3, 3, 3, 3, 1
 )  # fmt: skip
 # hull block (hydro.hull) of a body, from BF column BI[i, HULL0]: bounding-sphere centre,
 # radius, full hull volume, then (HCOL) per column x, y, z_lo, z_hi, w
@@ -50,8 +50,11 @@ def offsets(*sizes: int) -> tuple[tuple[int, ...], int]:
 # hull columns, the hull block's first BF column, 1 for a moving body whose descendants are all
 # fixed (RIGID: its D⁻¹ is the constant IHI), 1 for a body fixed (through fixed joints) to a free
 # root that is RIGID (FOLDED: its inertia is already in that root's constant), 1 where S is the
-# 6x6 identity (U = Iᴬ, D = Iᴬ: the ABA skips two products with S)
-(PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG, NHULL, HULL0, RIGID, FOLDED, SID), NBI = offsets(*[1] * 12)
+# 6x6 identity (U = Iᴬ, D = Iᴬ), and where S is one axis in one half (a rotation, 3, or a translation,
+# 0), that half's first row (-1 otherwise): both skip products with S's zeros
+(PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG, NHULL, HULL0, RIGID, FOLDED, SID, SAX), NBI = offsets(
+    *[1] * 13
+)
 # TF columns: position, direction, moment arm, T_nn forward and reverse, T_nu, T_max, T_min
 (TPOS, TDIR, TARM, TNF, TNR, TNU, TMAX, TMIN), NTF = offsets(3, 3, 3, 1, 1, 1, 1, 1)
 # workspace row of a body: E, r (parent -> body), world rotation and position, velocity, velocity
@@ -97,6 +100,15 @@ def _rigid_subtrees(model: Model) -> tuple[list[bool], list[bool], list[np.ndarr
     return rigid, folded, composite
 
 
+def _axis_half(S: np.ndarray) -> int:
+    """The first row of the half of S (rows 0-3 or 3-6) holding its one column's non-zeros, or -1."""
+    if S.shape[1] == 1:
+        for h in (0, 3):
+            if not S[3 - h : 6 - h].any():
+                return h
+    return -1
+
+
 def flatten(
     model: Model, env: Environment | None = None, thrusters=None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -130,7 +142,8 @@ def flatten(
         BI[i] = (model.parents[i], JOINT_CODE[joint.type], model.idx_q[i], model.idx_v[i], joint.nv,
                  bool(model.M_A[i].any()), model.drag[i] is not None,
                  0 if hull is None else len(hull.columns), hull0, rigid[i] and joint.nv > 0, folded[i],
-                 joint.S.shape == (6, 6) and np.array_equal(joint.S, np.eye(6)))  # fmt: skip
+                 joint.S.shape == (6, 6) and np.array_equal(joint.S, np.eye(6)),
+                 _axis_half(joint.S))  # fmt: skip
         if rigid[i] and joint.nv:
             D_inv = np.zeros((6, 6))
             D_inv[: joint.nv, : joint.nv] = np.linalg.inv(joint.S.T @ composite[i] @ joint.S)

@@ -409,19 +409,7 @@ class SimulatorNode(Node):
         super().__init__("simulator", **kwargs)
         self.log_handler = RosLogHandler(self)  # the core's warnings (log.Throttle) into the ROS log
         core_logger.addHandler(self.log_handler)
-        dynamic = ParameterDescriptor(dynamic_typing=True)  # typed by check_parameter instead
-        for name, default in PARAMETERS.items():
-            self.declare_parameter(name, default, dynamic)
-        # a misspelt name in a params file or on the command line would otherwise be ignored
-        # silently (rclpy keeps undeclared overrides aside, in a private attribute)
-        for name in getattr(self, "_parameter_overrides", {}):
-            if name not in PARAMETERS and name != "use_sim_time" and not name.startswith("qos_overrides"):
-                hint = difflib.get_close_matches(name, list(PARAMETERS), n=1)
-                also = f" (did you mean {hint[0]!r}?)" if hint else ""
-                self.get_logger().warning(f"unknown parameter {name!r} ignored{also}")
-        values = {name: check_parameter(name, self.get_parameter(name).value) for name in PARAMETERS}
-        values["use_sim_time"] = self.get_parameter("use_sim_time").value
-        get = values.__getitem__
+        get = self._declare_parameters().__getitem__
         self.description_path = resolve(get("description"))
         self.system = load(self.description_path)
         self.rates = {
@@ -464,27 +452,7 @@ class SimulatorNode(Node):
         self.tree_quats = messages.tree_quaternions(model)
         many = len(vehicle_frames) > 1
         self.vehicles = [VehicleIO(self, vf, f"{vf.name}/" if many else "") for vf in vehicle_frames]
-        self.tf_pub = self.create_publisher(TFMessage, "/tf", 10)
-        moving = sum(1 for i, j in enumerate(model.joints) if model.parents[i] >= 0 and j.type != "fixed")
-        self.tf_msgs = [TransformStamped() for _ in range(len(self.vehicles) + moving)]  # publish_state
-        self.tf_message = TFMessage()
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.tf_static_pub = self.create_publisher(TFMessage, "/tf_static", latched)
-        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.sim_time else None
-        if self.sim_time:
-            self._own_clock()
-        self.joint_pub = self.create_publisher(JointState, "joint_states", 10)
-        self.create_subscription(JointState, "joint_commands", self.on_joint_commands, 10)
-        self.wrench_pubs = {}
-        if get("publish_joint_wrenches"):
-            for i, b in enumerate(model.bodies):
-                if model.parents[i] >= 0:
-                    self.wrench_pubs[i] = self.create_publisher(
-                        WrenchStamped, f"joint_wrenches/{b.joint_name}", 10
-                    )
-        self.create_service(Trigger, "reset", self.on_reset)
-        self.create_service(SetBool, "pause", self.on_pause)
-        self.create_service(Trigger, "step", self.on_step)
+        self._interfaces(bool(get("publish_joint_wrenches")))
         self.joint_deadline = self.loop.deadline(self.joints_expired)
         self.recoveries = 0
         self.failed: Exception | None = None
@@ -493,22 +461,10 @@ class SimulatorNode(Node):
         self.loop.on_clock = self.clock_tick if self.sim_time else None
         self.loop.on_publish = self.publish_tick
         self.loop.on_failure = self.recover
-        self.sensor_topics = None
+        self.sensor_topics: SensorTopics | None = None
         self.estimators: dict[str, Estimator] = {}
         if any(v.sensors for v in self.system.vehicles):
-            suite = SensorSuite(
-                self.system, self.dt, seed=int(get("sensor_seed")), noise=bool(get("sensor_noise"))
-            )
-            self.sensor_topics = SensorTopics(self, self.system, suite, get("frame_prefix"), self.tf_names)
-            self.loop.sensor_every = suite.every
-            self.loop.on_sensor = self.sensor_tick
-            # the emulated ArduSub of a vehicle with sensors reports what they tell it
-            for io in self.vehicles:
-                if io.shim is not None:
-                    mine = [s for s in suite.sensors if s.vehicle == io.frames.name]
-                    if mine:
-                        io.estimator = Estimator(mine, self.sim.env.density, self.sim.env.gravity)
-                        self.estimators[io.frames.name] = io.estimator
+            self._sensors(int(get("sensor_seed")), bool(get("sensor_noise")), get("frame_prefix"))
         self.publish_static()
         self.scene = Scene(self, self.system, get("frame_prefix"), self.frame_id)
         marker_rate = float(get("marker_rate"))
@@ -526,6 +482,61 @@ class SimulatorNode(Node):
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.run_physics, name="uvms_sim_physics", daemon=True)
         self.thread.start()
+
+    def _interfaces(self, joint_wrenches: bool) -> None:
+        """The node's own publishers, subscription and services (the vehicles' are VehicleIO's)."""
+        model = self.sim.model
+        self.tf_pub = self.create_publisher(TFMessage, "/tf", 10)
+        moving = sum(1 for i, j in enumerate(model.joints) if model.parents[i] >= 0 and j.type != "fixed")
+        self.tf_msgs = [TransformStamped() for _ in range(len(self.vehicles) + moving)]  # publish_state
+        self.tf_message = TFMessage()
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.tf_static_pub = self.create_publisher(TFMessage, "/tf_static", latched)
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.sim_time else None
+        if self.sim_time:
+            self._own_clock()
+        self.joint_pub = self.create_publisher(JointState, "joint_states", 10)
+        self.create_subscription(JointState, "joint_commands", self.on_joint_commands, 10)
+        self.wrench_pubs = {}
+        if joint_wrenches:
+            for i, b in enumerate(model.bodies):
+                if model.parents[i] >= 0:
+                    self.wrench_pubs[i] = self.create_publisher(
+                        WrenchStamped, f"joint_wrenches/{b.joint_name}", 10
+                    )
+        self.create_service(Trigger, "reset", self.on_reset)
+        self.create_service(SetBool, "pause", self.on_pause)
+        self.create_service(Trigger, "step", self.on_step)
+
+    def _declare_parameters(self) -> dict:
+        """Declare PARAMETERS, warn about unknown names, and return the checked values."""
+        dynamic = ParameterDescriptor(dynamic_typing=True)  # typed by check_parameter instead
+        for name, default in PARAMETERS.items():
+            self.declare_parameter(name, default, dynamic)
+        # a misspelt name in a params file or on the command line would otherwise be ignored
+        # silently (rclpy keeps undeclared overrides aside, in a private attribute)
+        for name in getattr(self, "_parameter_overrides", {}):
+            if name not in PARAMETERS and name != "use_sim_time" and not name.startswith("qos_overrides"):
+                hint = difflib.get_close_matches(name, list(PARAMETERS), n=1)
+                also = f" (did you mean {hint[0]!r}?)" if hint else ""
+                self.get_logger().warning(f"unknown parameter {name!r} ignored{also}")
+        values = {name: check_parameter(name, self.get_parameter(name).value) for name in PARAMETERS}
+        values["use_sim_time"] = self.get_parameter("use_sim_time").value
+        return values
+
+    def _sensors(self, seed: int, noise: bool, prefix: str) -> None:
+        """The sensor suite, its topics and sample hook; the emulated ArduSub of a vehicle with
+        sensors reports what they tell it (an estimator)."""
+        suite = SensorSuite(self.system, self.dt, seed=seed, noise=noise)
+        self.sensor_topics = SensorTopics(self, self.system, suite, prefix, self.tf_names)
+        self.loop.sensor_every = suite.every
+        self.loop.on_sensor = self.sensor_tick
+        for io in self.vehicles:
+            if io.shim is not None:
+                mine = [s for s in suite.sensors if s.vehicle == io.frames.name]
+                if mine:
+                    io.estimator = Estimator(mine, self.sim.env.density, self.sim.env.gravity)
+                    self.estimators[io.frames.name] = io.estimator
 
     # -- helpers ------------------------------------------------------------------------------
     def warn(self, key: str, message: str) -> None:

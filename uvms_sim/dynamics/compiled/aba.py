@@ -20,6 +20,7 @@ from ..flat import (
     S_PA,
     S_RHS,
     S_UD,
+    SAX,
     SID,
     SM,
     WA,
@@ -83,11 +84,18 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
         nv = BI[i, JNV]
         k = BI[i, IV]
         # U = Iᴬ S, u = τ - Sᵀ pᴬ, D⁻¹ = (Sᵀ U)⁻¹ (from the table for a RIGID body)
+        h = BI[i, SAX]
         if BI[i, SID]:
             for a in range(36):
                 row[WU + a] = row[WIA + a]
             for a in range(6):
                 row[WUU + a] = tau[k + a] - row[WPA + a]
+        elif h >= 0:  # S is one axis x at rows h..h+2
+            x0, x1, x2 = BF[i, SM + h], BF[i, SM + h + 1], BF[i, SM + h + 2]
+            for a in range(6):
+                b = WIA + 6 * a + h
+                row[WU + 6 * a] = row[b] * x0 + row[b + 1] * x1 + row[b + 2] * x2
+            row[WUU] = tau[k] - (x0 * row[WPA + h] + x1 * row[WPA + h + 1] + x2 * row[WPA + h + 2])
         else:
             for c in range(nv):
                 o = SM + 6 * c
@@ -108,6 +116,9 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
                 row[WDI + a] = BF[i, IHI + a]
         elif BI[i, SID]:
             _chol_inv(row, WIA, 6, row, WDI, S)
+        elif h >= 0:
+            x0, x1, x2 = BF[i, SM + h], BF[i, SM + h + 1], BF[i, SM + h + 2]
+            row[WDI] = 1.0 / (x0 * row[WU + 6 * h] + x1 * row[WU + 6 * (h + 1)] + x2 * row[WU + 6 * (h + 2)])
         elif nv == 1:
             s = 0.0
             for a in range(6):
@@ -177,9 +188,13 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
             for d in range(nv):
                 s += row[WDI + 6 * c + d] * S[S_RHS + d]
             ddq[k + c] = s
+        h = BI[i, SAX]
         if BI[i, SID]:
             for a in range(6):
                 S[S_AP + a] += ddq[k + a]
+        elif h >= 0:
+            for a in range(3):
+                S[S_AP + h + a] += BF[i, SM + h + a] * ddq[k]
         else:
             for c in range(nv):
                 x = ddq[k + c]

@@ -18,6 +18,7 @@ from ..flat import (
     S_EJ,
     S_Q,
     S_VJ,
+    SAX,
     SM,
     SPHERICAL,
     WBIAS,
@@ -95,10 +96,15 @@ def forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, flui
         k = BI[i, IV]
         for a in range(6):
             S[S_VJ + a] = 0.0
-        for c in range(BI[i, JNV]):  # vJ = S q̇
-            x = v[k + c]
-            for a in range(6):
-                S[S_VJ + a] += BF[i, SM + 6 * c + a] * x
+        h = BI[i, SAX]
+        if h >= 0:  # vJ = S q̇, S one axis at rows h..h+2
+            for a in range(3):
+                S[S_VJ + h + a] = BF[i, SM + h + a] * v[k]
+        else:
+            for c in range(BI[i, JNV]):
+                x = v[k + c]
+                for a in range(6):
+                    S[S_VJ + a] += BF[i, SM + 6 * c + a] * x
         lam = BI[i, PARENT]
         row = WB[i]
         _outward(
