@@ -64,12 +64,12 @@ def offsets(*sizes: int) -> tuple[tuple[int, ...], int]:
     9, 3, 9, 3, 6, 6, 6, 6, 6, 36, 6, 36, 36, 6, 36
 )  # fmt: skip
 # scratch of one evaluation (compiled kernels): joint rotation, quaternion matrix, joint
-# velocity, h, h v, T, I^a, p^a, a', rhs, U D, congruence blocks J, TT, K, L, Cholesky factor
-# and inverse, rotation, gravity/current/fluid acceleration in body axes, and three 6-vectors
-# of the CRBA and the body Jacobians (a force, a motion column, a transformed one)
-(S_EJ, S_Q, S_VJ, S_H, S_HV, S_T, S_IA, S_PA, S_AP, S_RHS, S_UD, S_J, S_TT, S_K, S_L, S_CL, S_CLI, S_R,
+# velocity, h, h v, I^a, p^a, a', rhs, U D, congruence blocks J, TT, K, L, Cholesky factor and
+# inverse, rotation, gravity/current/fluid acceleration in body axes, and three 6-vectors of the
+# CRBA and the body Jacobians (a force, a motion column, a transformed one)
+(S_EJ, S_Q, S_VJ, S_H, S_HV, S_IA, S_PA, S_AP, S_RHS, S_UD, S_J, S_TT, S_K, S_L, S_CL, S_CLI, S_R,
  S_GB, S_VC, S_AC, S_F, S_COL, S_TMP), NS = offsets(
-    9, 9, 6, 6, 6, 6, 36, 6, 6, 6, 36, 36, 9, 9, 18, 36, 36, 9, 3, 3, 3, 6, 6, 6
+    9, 9, 6, 6, 6, 36, 6, 6, 6, 36, 36, 9, 9, 18, 36, 36, 9, 3, 3, 3, 6, 6, 6
 )  # fmt: skip
 
 

@@ -119,19 +119,17 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
         elif h >= 0:
             x0, x1, x2 = BF[i, SM + h], BF[i, SM + h + 1], BF[i, SM + h + 2]
             row[WDI] = 1.0 / (x0 * row[WU + 6 * h] + x1 * row[WU + 6 * (h + 1)] + x2 * row[WU + 6 * (h + 2)])
-        elif nv == 1:
-            s = 0.0
-            for a in range(6):
-                s += BF[i, SM + a] * row[WU + 6 * a]
-            row[WDI] = 1.0 / s
-        elif nv > 1:
+        elif nv:
             for c in range(nv):
                 for d in range(nv):
                     s = 0.0
                     for a in range(6):
                         s += BF[i, SM + 6 * c + a] * row[WU + 6 * a + d]
                     row[WDI + 6 * c + d] = s
-            _chol_inv(row, WDI, nv, row, WDI, S)  # reads D whole before it writes D⁻¹
+            if nv == 1:
+                row[WDI] = 1.0 / row[WDI]
+            else:
+                _chol_inv(row, WDI, nv, row, WDI, S)  # reads D whole before it writes D⁻¹
         lam = BI[i, PARENT]
         if lam < 0:
             continue
