@@ -133,28 +133,8 @@ def batch_step(BF, BI, TF, TI, CI, CF, KI, KF, KN, WS, method, Q, V, TAU, F_EXT,
             for _ in range(steps):
                 if not ok[k]:
                     break
-                if _step(
-                    BF,
-                    BI,
-                    TF,
-                    TI,
-                    CI,
-                    CF,
-                    KI,
-                    KF,
-                    KN,
-                    WS[t],
-                    method,
-                    Q[k],
-                    V[k],
-                    TAU[k],
-                    F_EXT[k],
-                    N[k],
-                    fluid,
-                    h,
-                    qn,
-                    vn,
-                ):
+                if _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, WS[t], method, Q[k], V[k], TAU[k], F_EXT[k],
+                         N[k], fluid, h, qn, vn):  # fmt: skip
                     Q[k, :] = qn
                     V[k, :] = vn
                 else:

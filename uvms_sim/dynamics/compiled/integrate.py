@@ -88,28 +88,8 @@ def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fl
             th[a] = c * WV[7 + s, a]
             WV[s, a] = v[a] + c * WV[3 + s, a]
         integrate(BI, S, q, th, WQ[s])
-        _accel(
-            BF,
-            BI,
-            TF,
-            TI,
-            CI,
-            CF,
-            KI,
-            KF,
-            KN,
-            WB,
-            S,
-            CS,
-            thrust,
-            WQ[s],
-            WV[s],
-            tau,
-            f_ext,
-            n,
-            fluid[1 if s < 3 else 2],
-            WV[4 + s],
-        )
+        _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, WQ[s], WV[s], tau, f_ext, n,
+               fluid[1 if s < 3 else 2], WV[4 + s])  # fmt: skip
         if not _finite(WV[4 + s]):
             return False
         _tangent_rate(BI, S, th, WV[s], WV[8 + s])
