@@ -67,7 +67,7 @@ def _chol_inv(D, do, n, out, oo, S):
 
 # The joint enters the ABA only through its motion subspace S, read from the table (``flat.SM``,
 # ``Joint.S``): these passes never branch on the joint's type, and nv = 0 (a fixed joint) is the
-# general formula with empty sums (McMillan et al. 1996 appendix A.3; Featherstone 2008 table 7.1).
+# general formula with empty sums (McMillan et al. 1996 appendix A.3, with S as a matrix).
 @kernel
 def aba_pass(BF, BI, WB, S, tau, ddq):
     """Backward and forward passes of the ABA (dynamics.aba) after ``forward_pass``. A FOLDED
