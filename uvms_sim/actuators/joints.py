@@ -109,7 +109,8 @@ class JointMotors:
     def update(self, q: Array, v: Array, dt: float) -> Array:
         """Joint efforts for this step (length = number of motors, in ``names`` order). (Plain
         floats in the loop: numpy's per-scalar calls cost more than the arithmetic.)"""
-        pos, vel = q[self.iq].tolist(), v[self.iv].tolist()
+        speed = v[self.iv]
+        pos, vel = q[self.iq].tolist(), speed.tolist()
         limit, target, integral = self.limit.tolist(), self.target.tolist(), self.integral.tolist()
         efforts = []
         for k, (mode, g) in enumerate(zip(self.mode, self.gains, strict=True)):
@@ -128,7 +129,6 @@ class JointMotors:
             efforts.append(min(max(raw, -limit[k]), limit[k]))  # NaN stays NaN, as np.clip
         self.integral[:] = integral
         out = np.array(efforts)
-        speed = v[self.iv]
         # at its velocity limit a motor gives no more effort in the direction it turns
         faster = (np.abs(speed) >= self.velocity_limit) & (out * speed > 0.0)
         out[faster] = 0.0

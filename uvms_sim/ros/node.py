@@ -487,8 +487,10 @@ class SimulatorNode(Node):
         """The node's own publishers, subscription and services (the vehicles' are VehicleIO's)."""
         model = self.sim.model
         self.tf_pub = self.create_publisher(TFMessage, "/tf", 10)
-        moving = sum(1 for i, j in enumerate(model.joints) if model.parents[i] >= 0 and j.type != "fixed")
-        self.tf_msgs = [TransformStamped() for _ in range(len(self.vehicles) + moving)]  # publish_state
+        # the joints TF carries (the vehicles' roots aside), and one TransformStamped reused for each
+        joints = enumerate(model.joints)
+        self.moving_joints = [i for i, j in joints if model.parents[i] >= 0 and j.type != "fixed"]
+        self.tf_msgs = [TransformStamped() for _ in range(len(self.vehicles) + len(self.moving_joints))]
         self.tf_message = TFMessage()
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.tf_static_pub = self.create_publisher(TFMessage, "/tf_static", latched)
@@ -850,23 +852,19 @@ class SimulatorNode(Node):
         stamp = self.stamp()
         qdd, acc = current_accelerations(sim)
         data = sim.data
-        tfs = self.tf_msgs  # reused: one TransformStamped per moving frame, in this order
+        tfs = self.tf_msgs  # filled in place: the vehicles' roots, then the moving joints
         q = sim.state.q
-        k = 0
-        for io in self.vehicles:
+        for io, msg in zip(self.vehicles, tfs, strict=False):
             root = io.frames.root
             quat = messages.joint_quaternion(model, root, q, self.tree_quats[root])
             quat = frames.quat_ned_frd_to_enu_flu(quat)
             p = frames.NED_TO_ENU @ data.p_world[root]
-            tfs[k] = messages.transform(stamp, self.frame_id, io.frames.flu, None, p, quat, tfs[k])
-            k += 1
+            messages.transform(stamp, self.frame_id, io.frames.flu, None, p, quat, msg)
             io.publish(stamp, acc)
-        for i, j in enumerate(model.joints):
-            if model.parents[i] >= 0 and j.type != "fixed":
-                quat = messages.joint_quaternion(model, i, q, self.tree_quats[i])
-                parent = self.tf_names[model.parents[i]]
-                tfs[k] = messages.transform(stamp, parent, self.tf_names[i], None, data.r[i], quat, tfs[k])
-                k += 1
+        for i, msg in zip(self.moving_joints, tfs[len(self.vehicles) :], strict=True):
+            quat = messages.joint_quaternion(model, i, q, self.tree_quats[i])
+            parent = self.tf_names[model.parents[i]]
+            messages.transform(stamp, parent, self.tf_names[i], None, data.r[i], quat, msg)
         self.tf_message.transforms = tfs
         self.tf_pub.publish(self.tf_message)
         if self.motors is not None:
