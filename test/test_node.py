@@ -159,8 +159,12 @@ def test_sim_time_clock_services_and_failsafe():
 
         clock0 = clock()
         assert spin_until(executor, lambda: clock() - clock0 > 1.0)  # it runs: 1 s of simulated time
-        stamp = ear.last("odom").header.stamp  # stamped with simulated time, not the wall clock's
-        assert clock0 <= stamp.sec + stamp.nanosec * 1e-9 <= clock() + 0.1  # topics may arrive out of order
+        stamp = ear.last("odom").header.stamp
+        t_odom = stamp.sec + stamp.nanosec * 1e-9
+        # stamped with simulated time, not the wall clock's: at or after the first /clock, and soon
+        # passed by /clock (the two topics may arrive in either order)
+        assert clock0 <= t_odom
+        assert spin_until(executor, lambda: clock() >= t_odom, timeout=5)
         # failsafe: thrust appears, then returns to zero once the command is older than 0.5 s
         pwm.publish(UInt16MultiArray(data=[1500, 1500, 1500, 1500, 1700, 1700]))
         assert spin_until(

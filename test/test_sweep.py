@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -101,8 +102,9 @@ def test_a_node_that_leaves_mid_sweep_costs_retries_not_samples(cluster, tmp_pat
 
 
 def sweep_losing_a_node(spec, address: str, node_manager_port: int, retries: int):
-    """Run the sweep and kill the node on ``node_manager_port`` when the first sample is done
-    (both nodes are then busy: one sample each, 1 CPU each)."""
+    """Run the sweep and kill the node on ``node_manager_port`` once the first sample is done
+    and the node is running a sample (Ray titles a busy worker ``ray::<task>``, an idle one
+    ``ray::IDLE``): killed between two samples, it would lose none."""
     first = threading.Event()
     results: dict = {}
 
@@ -112,33 +114,42 @@ def sweep_losing_a_node(spec, address: str, node_manager_port: int, retries: int
     thread = threading.Thread(target=go)
     thread.start()
     assert first.wait(timeout=300)
-    assert kill_node(node_manager_port), "the node's raylet was not found"
+    end = time.monotonic() + 60.0
+
+    def busy() -> bool:
+        titles = [cmd for _, cmd in node_processes(node_manager_port)]
+        return any(t.startswith("ray::") and "IDLE" not in t for t in titles)
+
+    while not busy():
+        assert time.monotonic() < end, "the node ran no sample within 60 s"
+        time.sleep(0.005)
+    victims = node_processes(node_manager_port)
+    assert victims, "the node's raylet was not found"
+    for pid, _ in victims:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     thread.join(timeout=600)
     return results["report"]
 
 
-def kill_node(node_manager_port: int) -> int:
-    """SIGKILL the raylet listening on ``node_manager_port`` and every process it started."""
-    raylets = [
-        pid
-        for pid, cmd in processes()
-        if "raylet" in cmd and f"--node_manager_port={node_manager_port}" in cmd
-    ]
-    victims = set(raylets)
-    for pid, _ in processes():
+def node_processes(node_manager_port: int) -> list[tuple[int, str]]:
+    """(pid, command line) of the raylet listening on ``node_manager_port`` and of every process
+    it started (its workers)."""
+    table = list(processes())
+    port = f"--node_manager_port={node_manager_port}"
+    raylets = {pid for pid, cmd in table if "raylet" in cmd and port in cmd}
+    found = []
+    for pid, cmd in table:
         try:
             with open(f"/proc/{pid}/stat") as f:
                 parent = int(f.read().rsplit(")", 1)[1].split()[1])
         except OSError:
             continue
-        if parent in raylets:
-            victims.add(pid)
-    for pid in victims:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    return len(raylets)
+        if pid in raylets or parent in raylets:
+            found.append((pid, cmd))
+    return found
 
 
 def processes():
@@ -146,7 +157,7 @@ def processes():
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    yield int(entry), f.read().replace(b"\0", b" ").decode(errors="replace")
+                    yield int(entry), f.read().replace(b"\0", b" ").decode(errors="replace").strip()
             except OSError:
                 continue
 
