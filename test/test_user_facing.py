@@ -298,8 +298,9 @@ def test_replay_live_ends_quietly_on_ctrl_c(tmp_path):
 
 def test_the_readme_client_example_flies_the_vehicle():
     """The client in the README (rclpy and mavros_msgs only), run as written in its own process
-    against a simulator: it sets ALT_HOLD, arms and streams a forward stick; within 8 s the
-    vehicle is armed in ALT_HOLD and has moved forward."""
+    against a simulator: it sets ALT_HOLD, arms and streams a forward stick; the vehicle is
+    armed in ALT_HOLD and moves forward (waited for up to 30 s of wall time: how fast is the
+    benchmarks' business)."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     block = readme.split("A client needs nothing from this package:", 1)[1]
     code = block.split("```python", 1)[1].split("```", 1)[0]
@@ -308,13 +309,16 @@ def test_the_readme_client_example_flies_the_vehicle():
         proc = subprocess.Popen(
             [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        end = time.monotonic() + 8.0
-        while time.monotonic() < end and proc.poll() is None:
-            executor.spin_once(timeout_sec=0.1)
         ap = sim.vehicles[0].shim.autopilot
-        moved = float(sim.sim.state.q[0]) - x0  # NED north: the vehicle faces north at start
+
+        def moved() -> float:  # NED north: the vehicle faces north at start
+            return float(sim.sim.state.q[0]) - x0
+
+        end = time.monotonic() + 30.0
+        while time.monotonic() < end and proc.poll() is None and not (ap.armed and abs(moved()) > 0.3):
+            executor.spin_once(timeout_sec=0.1)
         proc.kill()
         _, err = proc.communicate(timeout=10)
         assert proc.returncode == -signal.SIGKILL, err  # still running, as the example spins
         assert ap.armed and ap.mode == "ALT_HOLD"
-        assert abs(moved) > 0.3, moved
+        assert abs(moved()) > 0.3, moved()

@@ -29,6 +29,7 @@ OVERRIDE_TYPE = "mavros_msgs/msg/OverrideRCIn"
 STATE_TYPE = "mavros_msgs/msg/State"
 ODOMETRY_TYPE = "nav_msgs/msg/Odometry"
 POSE_TYPE = "geometry_msgs/msg/PoseStamped"
+JOINT_TYPE = "sensor_msgs/msg/JointState"
 
 
 MAX_SPAN_NS = 86_400 * 10**9  # a message stamped more than a day from the bag's median is dropped
@@ -134,67 +135,27 @@ def read_bag(
     path = Path(path)
     if not path.exists():
         raise BagError(f"{path}: no such bag")
-    store = typestore()
     try:
-        reader = AnyReader([path], default_typestore=store)
+        reader = AnyReader([path], default_typestore=typestore())
         reader.open()
     except Exception as exc:  # rosbags raises its own errors for damaged metadata or storage
         raise BagError(f"{path}: cannot open the bag: {exc}") from None
     try:
-        conns = reader.connections
-        if command_topic is None:
-            command_topic = next((c.topic for c in conns if c.msgtype in COMMAND_TYPES), None)
-        if odometry_topic is None:
-            odometry_topic = next((c.topic for c in conns if c.msgtype == ODOMETRY_TYPE), None)
-        if odometry_topic is None:
-            odometry_topic = next((c.topic for c in conns if c.msgtype == POSE_TYPE), None)
-        motion_type = next((c.msgtype for c in conns if c.topic == odometry_topic), None)
-        if odometry_topic is not None and motion_type not in (ODOMETRY_TYPE, POSE_TYPE):
-            raise BagError(
-                f"{path}: topic {odometry_topic} is {motion_type}, expected {ODOMETRY_TYPE} or {POSE_TYPE}"
-            )
-        source, state_topic = "pwm", None
-        if command_topic is None:
-            command_topic = next((c.topic for c in conns if c.msgtype == OVERRIDE_TYPE), None)
-            if command_topic is None:
-                raise BagError(
-                    f"{path}: no thruster command topic ({', '.join(COMMAND_TYPES)}) and no RC override "
-                    f"({OVERRIDE_TYPE})"
-                )
-            source = "rc_override"
-            state_topic = next((c.topic for c in conns if c.msgtype == STATE_TYPE), None)
-        else:
-            kind = next((c.msgtype for c in conns if c.topic == command_topic), None)
-            if kind is None:
-                raise BagError(
-                    f"{path}: no topic {command_topic} (topics: {sorted({c.topic for c in conns})})"
-                )
-            if kind not in (*COMMAND_TYPES, OVERRIDE_TYPE):
-                expected = [*COMMAND_TYPES, OVERRIDE_TYPE]
-                raise BagError(f"{path}: topic {command_topic} is {kind}, expected one of {expected}")
-        if source == "pwm" and next(c.msgtype for c in conns if c.topic == command_topic) == OVERRIDE_TYPE:
-            source = "rc_override"
-            state_topic = next((c.topic for c in conns if c.msgtype == STATE_TYPE), None)
-        if joint_topic is not None:
-            joint_topic = next(
-                (
-                    c.topic
-                    for c in conns
-                    if c.msgtype == "sensor_msgs/msg/JointState" and c.topic.endswith(joint_topic)
-                ),
-                None,
-            )
-        used = (command_topic, odometry_topic, joint_topic, state_topic)
+        topics, motion_type, source = _topics(
+            path, reader.connections, command_topic, odometry_topic, joint_topic
+        )
+        command_topic, odometry_topic, joint_topic, state_topic = topics
         # unused topics (camera frames) are counted from the bag's index and never read; the
         # used ones are decoded one message at a time: memory is what the used topics hold
         ignored: dict[str, int] = {}
-        for c in conns:
-            if c.topic not in used:
+        for c in reader.connections:
+            if c.topic not in topics:
                 ignored[c.topic] = ignored.get(c.topic, 0) + int(c.msgcount)
         decoded: list[tuple[int, str | None, object]] = []  # (stamp, topic, values)
         rejected: Counter = Counter()
         try:
-            for conn, stamp, raw in reader.messages(connections=[c for c in conns if c.topic in used]):
+            used = [c for c in reader.connections if c.topic in topics]
+            for conn, stamp, raw in reader.messages(connections=used):
                 try:
                     msg: Any = reader.deserialize(raw, conn.msgtype)  # a message of conn.msgtype
                 except Exception:  # rosbags raises several kinds on a corrupt payload
@@ -205,35 +166,33 @@ def read_bag(
                 )
         except Exception as exc:
             raise BagError(f"{path}: cannot read the messages: {exc}") from None
-        joints, commands, odometry, states = Series(), Series(), Series(), Series()
-        out_of_order = 0
         start = reader.start_time
-        stamps = np.array([stamp for stamp, _, _ in decoded], dtype=np.int64)
-        median = 0
-        if len(stamps):  # time runs from the first plausible stamp: one message stamped near the
-            median = int(np.median(stamps))  # epoch (an unset clock) must not stretch the bag by decades
-            start = int(stamps[np.abs(stamps - median) <= MAX_SPAN_NS].min())
-        last_t: dict[str | None, float] = {}
-        targets = {joint_topic: joints, state_topic: states, command_topic: commands}
-        for stamp, topic, values in decoded:
-            if abs(stamp - median) > MAX_SPAN_NS:
-                rejected["stamped more than a day away from the rest"] += 1
-                continue
-            t = (stamp - start) * 1e-9
-            if t < last_t.get(topic, -np.inf):
-                out_of_order += 1
-            last_t[topic] = t
-            if values is None:
-                ignored[str(topic)] = ignored.get(str(topic), 0) + 1
-                continue
-            if isinstance(values, str):
-                rejected[values] += 1
-                continue
+    finally:
+        reader.close()
+    joints, commands, odometry, states = Series(), Series(), Series(), Series()
+    out_of_order = 0
+    stamps = np.array([stamp for stamp, _, _ in decoded], dtype=np.int64)
+    median = 0
+    if len(stamps):  # time runs from the first plausible stamp: one message stamped near the
+        median = int(np.median(stamps))  # epoch (an unset clock) must not stretch the bag by decades
+        start = int(stamps[np.abs(stamps - median) <= MAX_SPAN_NS].min())
+    last_t: dict[str | None, float] = {}
+    targets = {joint_topic: joints, state_topic: states, command_topic: commands}
+    for stamp, topic, values in decoded:
+        if abs(stamp - median) > MAX_SPAN_NS:
+            rejected["stamped more than a day away from the rest"] += 1
+            continue
+        t = (stamp - start) * 1e-9
+        out_of_order += t < last_t.get(topic, -np.inf)
+        last_t[topic] = t
+        if values is None:
+            ignored[str(topic)] = ignored.get(str(topic), 0) + 1
+        elif isinstance(values, str):
+            rejected[values] += 1
+        else:
             series = targets.get(topic, odometry)
             series.t.append(t)
             series.values.append(values)
-    finally:
-        reader.close()
     for why, n in rejected.items():
         logger.warning(f"{path}: {n} message(s) dropped: {why}")
     if not commands.t:
@@ -255,22 +214,44 @@ def read_bag(
     if source == "rc_override":  # the sticks go through the emulated autopilot, not to the motors
         commands, overrides = Series(), commands
     return BagContents(
-        commands,
-        odometry,
-        command_topic,
-        odometry_topic,
-        ignored,
-        out_of_order,
-        float(gaps.max()),
-        start,
-        joints,
-        joint_topic,
-        motion_source,
-        source,
-        overrides,
-        states,
-        state_topic,
-    )
+        commands, odometry, command_topic, odometry_topic, ignored, out_of_order, float(gaps.max()), start,
+        joints, joint_topic, motion_source, source, overrides, states, state_topic,
+    )  # fmt: skip
+
+
+def _topics(path: Path, conns, command: str | None, motion: str | None, joint: str | None) -> tuple:
+    """What ``read_bag`` reads: the topics (command, motion, joint, state), the motion's type
+    and the command source (``pwm`` or ``rc_override``, the pilot's sticks, which bring the
+    mavros_msgs/State topic along)."""
+    types: dict[str, str] = {}
+    for c in conns:
+        types.setdefault(c.topic, c.msgtype)
+
+    def first(*msgtypes: str) -> str | None:
+        return next((c.topic for c in conns if c.msgtype in msgtypes), None)
+
+    if motion is None:
+        motion = first(ODOMETRY_TYPE) or first(POSE_TYPE)
+    motion_type = types.get(motion) if motion is not None else None
+    if motion is not None and motion_type not in (ODOMETRY_TYPE, POSE_TYPE):
+        raise BagError(f"{path}: topic {motion} is {motion_type}, expected {ODOMETRY_TYPE} or {POSE_TYPE}")
+    expected = [*COMMAND_TYPES, OVERRIDE_TYPE]
+    if command is None:
+        command = first(*COMMAND_TYPES) or first(OVERRIDE_TYPE)
+        if command is None:
+            raise BagError(
+                f"{path}: no thruster command topic ({', '.join(COMMAND_TYPES)}) and no RC override "
+                f"({OVERRIDE_TYPE})"
+            )
+    elif command not in types:
+        raise BagError(f"{path}: no topic {command} (topics: {sorted(types)})")
+    elif types[command] not in expected:
+        raise BagError(f"{path}: topic {command} is {types[command]}, expected one of {expected}")
+    source = "rc_override" if types[command] == OVERRIDE_TYPE else "pwm"
+    state = first(STATE_TYPE) if source == "rc_override" else None
+    if joint is not None:
+        joint = next((t for t, m in types.items() if m == JOINT_TYPE and t.endswith(joint)), None)
+    return (command, motion, joint, state), motion_type, source
 
 
 def _values(msg: Any, conn, joint_topic, state_topic, command_topic):
