@@ -34,6 +34,12 @@ def _summary(path: str) -> str:
     return "\n".join(lines)
 
 
+def _error(message: str) -> int:
+    """Say what is wrong on standard error; the exit status of a refused command line (2)."""
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
 def run_sitl(description: str, bind: str, port: int, peer_timeout: float = 2.0) -> int:
     """Serve SITL until Ctrl-C, printing the frame counters every 10 s."""
     import time
@@ -44,14 +50,12 @@ def run_sitl(description: str, bind: str, port: int, peer_timeout: float = 2.0) 
     try:
         check_address(bind, port)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
     sim = Simulator.from_system(load(resolve(description)))
     try:
         backend = SitlJsonBackend(sim, bind=bind, port=port, peer_timeout=peer_timeout)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
     print(f"uvms_sim SITL JSON backend on {bind}:{backend.port}: start ArduSub with --model JSON:{bind}")
     last = time.monotonic()
     try:
@@ -191,28 +195,24 @@ def run_replay(args) -> int:
     from .replay.report import describe
     from .replay.sources import read_recording
 
-    def fail(message: str) -> int:
-        print(f"error: {message}", file=sys.stderr)
-        return 2
-
     paths = args.recordings
     identifying = bool(args.identify or args.identified_config or args.fit or args.identify_thrust)
     if args.rrd and not Path(args.rrd).resolve().parent.is_dir():
-        return fail(f"--rrd {args.rrd}: no directory {Path(args.rrd).resolve().parent}")
+        return _error(f"--rrd {args.rrd}: no directory {Path(args.rrd).resolve().parent}")
     if args.out and Path(args.out).exists():  # checked before any work is done
-        return fail(f"--out {args.out} exists: a bag is written into a new directory")
+        return _error(f"--out {args.out} exists: a bag is written into a new directory")
     if args.plot and not Path(args.plot).resolve().parent.is_dir():
-        return fail(f"--plot {args.plot}: no directory {Path(args.plot).resolve().parent}")
+        return _error(f"--plot {args.plot}: no directory {Path(args.plot).resolve().parent}")
     if len(paths) > 1 and (args.live or args.out or args.plot or args.rrd):
-        return fail("--live, --out, --plot and --rrd take one recording")
+        return _error("--live, --out, --plot and --rrd take one recording")
     if len(paths) > 1 and not (args.window or identifying):
-        return fail("several recordings are compared with --window or fitted with --identify/--fit")
+        return _error("several recordings are compared with --window or fitted with --identify/--fit")
     bags = []
     for path in paths:
         try:
             bag = read_recording(path, args.command_topic, args.odometry_topic)
         except BagError as exc:
-            return fail(str(exc))
+            return _error(str(exc))
         if args.reversed_motors is not None:
             bag.reversed_motors = args.reversed_motors
         bags.append(bag)
@@ -223,7 +223,7 @@ def run_replay(args) -> int:
 
         return play(bags[0])
     if not args.config:
-        return fail("replay needs --config (the system description) unless it is --live")
+        return _error("replay needs --config (the system description) unless it is --live")
     system = load(resolve(args.config))
     voltages: list[float | None] = [None] * len(bags)
     if args.voltage:
@@ -235,12 +235,12 @@ def run_replay(args) -> int:
             elif bag.battery.t:
                 voltages[k] = float(np.median(bag.battery.values))
             else:
-                return fail(f"--voltage log: {path} has no battery voltage")
+                return _error(f"--voltage log: {path} has no battery voltage")
         try:
             for v in voltages:
                 with_supply_voltage(system, float(cast(float, v)))
         except ValueError as exc:
-            return fail(f"--voltage: {exc}")
+            return _error(f"--voltage: {exc}")
         print(f"thrusters on {', '.join(f'{v:.2f}' for v in cast(list[float], voltages))} V")
     motors = {t.motor for t in system.thrusters if t.motor is not None}
     for path, bag in zip(paths, bags, strict=True):
@@ -260,7 +260,7 @@ def run_replay(args) -> int:
                 for n, b, v in zip(names, bags, voltages, strict=True)
             ]
         except ValueError as exc:
-            return fail(str(exc))
+            return _error(str(exc))
         results = validate(system, runs, args.window, args.dt, args.impose)
         imposed = f", imposing the measured {' and '.join(args.impose)}" if args.impose else ""
         print(f"windowed validation, {args.window:g} s windows from the measured state{imposed}:")
@@ -317,11 +317,7 @@ def _identify(args, system, bags, names) -> int:
     from .replay.windows import format_summary
 
     if any(not b.odometry.t for b in bags):
-        print(
-            "error: identification needs the measured motion (odometry, poses or an estimate)",
-            file=sys.stderr,
-        )
-        return 2
+        return _error("identification needs the measured motion (odometry, poses or an estimate)")
     fit = set(args.fit or ()) | ({"thrust"} if args.identify_thrust else set())
     options: dict[str, Any] = dict(
         axes=[AXIS_INDEX[a] for a in args.axes.split(",")],
@@ -336,8 +332,7 @@ def _identify(args, system, bags, names) -> int:
         print(format_identification(fitted, f"identified from {len(bags)} recording(s)"))
         check = held_out(system, bags, names, args.window or 12.0, args.impose, **options)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
     print(f"held-out windowed error ({check.how}):")
     print("  original: " + format_summary(check.original))
     print("  fitted:   " + format_summary(check.fitted))
@@ -361,14 +356,11 @@ def run_sweep_command(args) -> int:
     from .sweep import read_spec, run_sweep, summary, write_table
 
     if importlib.util.find_spec("ray") is None:
-        print("error: sweeps run on Ray: pip install 'uvms_sim[sweep]' (or ray)", file=sys.stderr)
-        return 2
+        return _error("sweeps run on Ray: pip install 'uvms_sim[sweep]' (or ray)")
     if not Path(args.spec).is_file():
-        print(f"error: {args.spec}: no such spec", file=sys.stderr)
-        return 2
+        return _error(f"{args.spec}: no such spec")
     if not Path(args.out).resolve().parent.is_dir():
-        print(f"error: --out {args.out}: no directory {Path(args.out).resolve().parent}", file=sys.stderr)
-        return 2
+        return _error(f"--out {args.out}: no directory {Path(args.out).resolve().parent}")
     spec = read_spec(args.spec)
     report = run_sweep(spec, args.address, args.retries)
     write_table(report.rows, args.out)
@@ -584,8 +576,7 @@ def _hil(args) -> int:
     try:
         bridge = MavlinkHil(sim, args.connection)
     except (OSError, ValueError, OverflowError) as exc:  # bad address, no such device
-        print(f"error: cannot open {args.connection!r}: {exc}", file=sys.stderr)
-        return 2
+        return _error(f"cannot open {args.connection!r}: {exc}")
     print(f"uvms_sim MAVLink HIL on {args.connection} at {args.rate:.0f} Hz (Ctrl-C stops)")
     try:
         bridge.run(args.rate)
@@ -635,13 +626,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
     except KeyboardInterrupt:
         return 130
     except OSError as exc:  # a path the file system refuses (too long, a directory, no permission)
-        print(f"error: {exc.strerror or exc}: {exc.filename or ''}"[:300], file=sys.stderr)
-        return 2
+        return _error(f"{exc.strerror or exc}: {exc.filename or ''}"[:293])
 
 
 if __name__ == "__main__":
