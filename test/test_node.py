@@ -146,13 +146,16 @@ def test_sim_time_clock_services_and_failsafe():
     with simulator(
         use_sim_time=True, real_time_factor=0.0, physics_rate=200.0, command_timeout=0.5, ardusub_frame="none"
     ) as (
-        _sim,
+        sim,
         user,
         executor,
     ):
         ear = Listener(user)
         pwm = user.create_publisher(UInt16MultiArray, "thrusters/pwm", 10)
         assert spin_until(executor, lambda: len(ear.msgs["/clock"]) > 5 and pwm.get_subscription_count())
+        # the node's own clock is set where it publishes /clock, not through a /clock subscription
+        assert not [s for s in sim.subscriptions if s.topic_name == "/clock"]
+        assert 0.0 < sim.get_clock().now().nanoseconds * 1e-9 < 1e6  # simulated time, not the epoch's
 
         def clock() -> float:
             return ear.last("/clock").clock.sec + ear.last("/clock").clock.nanosec * 1e-9

@@ -550,11 +550,11 @@ class SimulatorNode(Node):
         """This node is the source of /clock: its own ROS clock is set where /clock is published
         instead of through rclpy's /clock subscription, whose callback would otherwise run in
         the executor thread for every /clock message (thousands a second when running faster
-        than real time) and take the GIL from the physics thread."""
-        source = getattr(self, "_time_source", None)
-        if source is not None and getattr(source, "_clock_sub", None) is not None:
-            self.destroy_subscription(source._clock_sub)
-            source._clock_sub = None
+        than real time) and take the GIL from the physics thread. rclpy's time source, which
+        made that subscription, finds it gone (destroying it again is a no-op)."""
+        for sub in list(self.subscriptions):
+            if sub.topic_name == "/clock":
+                self.destroy_subscription(sub)
 
     def stamp(self) -> Time:
         return self.stamp_at(self.sim.state.t)
