@@ -46,6 +46,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
+from scipy.spatial.transform import Rotation
 
 from ..actuators.bank import thruster_bank
 from ..model import load
@@ -57,19 +58,6 @@ TASKS = ("station_keeping", "waypoint", "depth_hold")
 PWM_HALF_RANGE = 400.0
 FAILED = -100.0
 OBS_BOUND = 1.0e4  # every observation is within +-this (m, m/s, rad/s, N, us)
-
-
-def _rotations(quat: np.ndarray) -> np.ndarray:
-    """Rotation matrices (N x 3 x 3) of unit quaternions (N x 4, w x y z), body -> world."""
-    w, x, y, z = quat.T
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
-        ],
-        axis=1,
-    )
 
 
 class _Batch:
@@ -205,9 +193,10 @@ class _Batch:
         b = self.batch
         q, v = b.q[:, self.qs], b.v[:, self.vs]
         bad = ~b.ok | ~np.all(np.isfinite(q), axis=1) | ~np.all(np.isfinite(v), axis=1)
+        bad |= ~(np.linalg.norm(q[:, 3:7], axis=1) > 0.5)  # no attitude (a unit quaternion's norm is 1)
         q = np.where(bad[:, None], np.tile(self.system.initial_q[self.qs], (self.n, 1)), q)
         v = np.where(bad[:, None], 0.0, v)
-        R = _rotations(q[:, 3:7] / np.linalg.norm(q[:, 3:7], axis=1, keepdims=True))
+        R = Rotation.from_quat(q[:, 3:7], scalar_first=True).as_matrix()  # body -> world
         error = self.targets[:, :3] - q[:, :3]
         body_error = np.einsum("nji,nj->ni", R, error)
         yaw = np.arctan2(R[:, 1, 0], R[:, 0, 0])
