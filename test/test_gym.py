@@ -117,7 +117,7 @@ def test_the_thruster_map_lookup_is_the_linear_interpolation_of_its_grid():
 def test_task_rewards_and_terminations():
     """Waypoint: at the target and at rest, +10 and terminated; depth hold: the reward is minus
     the depth error (level, no effort); a non-finite command is neutral and reported; a state
-    that stops being finite ends the episode with -100."""
+    that stops being finite (or a zero quaternion) ends the episode with -100."""
     env = UvmsVectorEnv(num_envs=2, task="waypoint", seed=2)
     env.reset(seed=2)
     core = env.core
@@ -139,6 +139,10 @@ def test_task_rewards_and_terminations():
     hold.core.batch.ok[0] = False
     obs, reward, terminated, *_ = hold.step(np.zeros(hold.action_space.shape, dtype=np.float32))
     assert terminated and reward == -100.0 and np.all(np.isfinite(obs))
+    env.reset(seed=2)
+    core.batch.q[1, core.qs.start + 3 : core.qs.start + 7] = 0.0  # finite, but no attitude
+    obs, state = core.observe()
+    assert state["failed"][1] and not state["failed"][0] and np.all(np.isfinite(obs))
 
 
 def test_bad_arguments_are_refused():
