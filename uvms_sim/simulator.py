@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from transforms3d.euler import euler2mat
 
 from .actuators.bank import ThrusterBank, thruster_bank
 from .actuators.joints import JointMotors
@@ -352,11 +351,6 @@ class Simulator:
             self.thrusters.thrust[:] = fast.thrust
         if self.contacts is not None:
             self.contacts.normal_forces.update(fast.normal_forces())
-
-
-def pose_from_rpy(xyz: Array, rpy: Array) -> tuple[Array, Array]:
-    """``(E, r)`` of a child frame given as URDF-style ``xyz``/``rpy`` in its parent frame."""
-    return euler2mat(*rpy, axes="sxyz").T, np.asarray(xyz, dtype=float)
 
 
 def fast_dynamics(system: System) -> FastDynamics:

@@ -20,7 +20,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 Floats = Array | float  # a number, or an array of them (laws written elementwise take either)
 
 

@@ -53,7 +53,6 @@ DATAFLASH_SUFFIXES = (".bin",)
 TELEMETRY_SUFFIXES = (".tlog",)
 FRAMES = {0: "bluerov1", 1: "vectored", 2: "vectored_6dof", 3: "vectored_6dof_90", 4: "simplerov_3",
           5: "simplerov_4", 6: "simplerov_5", 7: "custom"}  # fmt: skip
-FRAME_MOTORS = {"vectored": 6, "vectored_6dof": 8, "vectored_6dof_90": 8, "bluerov1": 6}
 MAX_REBOOT_STEP = 1.0  # s: a boot clock that runs back further than this is a new boot
 DATAFLASH_TYPES = ["RCOU", "ATT", "XKF1", "IMU", "BARO", "BAT", "PARM"]
 TELEMETRY_TYPES = ["SERVO_OUTPUT_RAW", "ATTITUDE", "LOCAL_POSITION_NED", "GLOBAL_POSITION_INT",
