@@ -65,7 +65,6 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "velocity_noise": 0.002,  # m/s per beam (1 sigma)
     },
 }
-TYPES = tuple(DEFAULTS)
 
 
 @dataclass(frozen=True)
