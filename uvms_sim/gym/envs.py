@@ -28,12 +28,13 @@ Tasks (``task``):
 - ``depth_hold``: hold a target depth drawn in 1-10 m, level. Reward ``-(|e_z| + 0.1 (roll^2 +
   pitch^2)^0.5 + 0.01 |a|^2)``; terminated beyond 10 m of depth error.
 
-Every task ends (terminated, reward -100) a vehicle whose state stops being finite. Resets put
-the vehicle at the description's initial pose, moved by up to 0.5 m and turned by up to pi in
-yaw. A command that is not a finite number is taken as neutral (1500 us, zero effort) and
-reported in ``info["invalid_action"]``. The vector env autoresets as Gymnasium's default
-(``AutoresetMode.NEXT_STEP``): the step after an episode ends returns the new episode's first
-observation, reward 0, and ignores that step's action for that vehicle.
+Every task ends (terminated, reward -100) a vehicle whose state stops being finite (or whose
+quaternion loses its norm, below 0.5). Resets put the vehicle at the description's initial
+pose, moved by up to 0.5 m and turned by up to pi in yaw. A command that is not a finite
+number is taken as neutral (1500 us, zero effort) and reported in ``info["invalid_action"]``.
+The vector env autoresets as Gymnasium's default (``AutoresetMode.NEXT_STEP``): the step after
+an episode ends returns the new episode's first observation, reward 0, and ignores that step's
+action for that vehicle.
 """
 
 from __future__ import annotations
