@@ -17,6 +17,7 @@ from uvms_sim.model import ConfigError, load
 from uvms_sim.model.configs import resolve, shipped_configs
 from uvms_sim.model.export import save_yaml
 from uvms_sim.model.library import bluerov2, bluerov2_with_arm, walker
+from uvms_sim.model.yaml_source import Cursor
 from uvms_sim.simulator import Simulator
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
@@ -373,6 +374,20 @@ def test_good_file_loads(tmp_path):
             "no link named 'base_lnk'",
         ),
         (
+            "  - name: rov\n",
+            "  - name: rov\n    frame: fru\n",
+            5,
+            "vehicles[rov].frame",
+            "expected 'frd' (x forward, y right, z down) or 'flu' (REP-103), got 'fru'",
+        ),
+        (
+            "  - name: rov\n",
+            "  - name: rov\n    base: [fixed]\n",
+            5,
+            "vehicles[rov].base",
+            "expected 'free' (a floating vehicle) or 'fixed' (bolted to the world), got ['fixed']",
+        ),
+        (
             "type: revolute",
             "type: hinge",
             18,
@@ -416,6 +431,17 @@ def test_broken_file_gives_one_clear_error(tmp_path, old, new, line, path, expec
     msg = str(info.value)
     assert msg.startswith(f"{bad}:{line}: {path}: "), msg
     assert expected in msg, msg
+
+
+@pytest.mark.parametrize("value", ["xy", "", ["x"], {"x": 1}, None, 1])
+def test_a_choice_is_one_whole_option(value):
+    """``Cursor.choice`` takes an option only as a whole text: not a substring, not a list or
+    mapping that holds it, not a missing value."""
+    assert Cursor("y", "f.yaml", "axis").choice(("x", "y", "z")) == "y"
+    with pytest.raises(ConfigError, match=r"^f\.yaml: axis: expected one of \['x', 'y', 'z'\], got "):
+        Cursor(value, "f.yaml", "axis").choice(("x", "y", "z"))
+    with pytest.raises(ConfigError, match=r"expected 'rigid', got "):
+        Cursor(value, "f.yaml", "type").choice({"rigid": ""})
 
 
 def test_yaml_syntax_error_names_the_line(tmp_path):

@@ -67,9 +67,7 @@ def read_spec(path: str | Path) -> dict[str, Any]:
     keys = ("description", "samples", "seed", "duration", "dt", "command", "vary", "recordings", "fit",
             "axes", "reversed_motors")  # fmt: skip
     cur = Cursor(read_yaml(path), path).mapping(("kind",), keys)
-    kind = cur["kind"].text()
-    if kind not in KINDS:
-        raise cur["kind"].error(f"expected one of {list(KINDS)}, got {kind!r}")
+    kind = cur["kind"].choice(KINDS)
     spec: dict[str, Any] = {"kind": kind, "seed": cur["seed"].integer(lo=0) if "seed" in cur else 0}
     if kind == "monte_carlo":
         spec["description"] = cur["description"].text() if "description" in cur else "bluerov2_heavy"

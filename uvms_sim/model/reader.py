@@ -38,6 +38,9 @@ from .yaml_source import Cursor, read_yaml
 
 YAML_SUFFIXES = (".yaml", ".yml")
 URDF_SUFFIXES = (".urdf", ".xacro")
+FRAMES = {"frd": "x forward, y right, z down", "flu": "REP-103"}
+BASES = {"free": "a floating vehicle", "fixed": "bolted to the world"}
+METHODS = {"tree": "a fixed joint", "constraint": "Udwadia-Kalaba"}
 JOINT_KINDS = ("fixed", "revolute", "continuous", "prismatic", "spherical", "floating")
 
 
@@ -88,15 +91,11 @@ class VehicleSpec:
 def read_contacts(cur: Cursor, links: set[str]) -> tuple[tuple[Seabed, ...], tuple[Anchor, ...]]:
     seabeds, anchors = [], []
     for c in cur.seq("a list of contacts"):
-        kind = c.mapping(("type",), c.keys()).get("type")
-        if kind is None or kind.value not in ("seabed", "anchor"):
-            raise (kind or c).error(f"expected type 'seabed' or 'anchor', got {c.value.get('type')!r}")
+        kind = c.mapping(("type",), c.keys())["type"].choice(("seabed", "anchor"))
         gains = ("stiffness", "damping")
-        if kind.value == "seabed":
+        if kind == "seabed":
             c.mapping(("type", "depth", "points"), (*gains, "friction", "slip_velocity", "description"))
-            points = []
-            for pc in c["points"].seq("a list of contact points"):
-                points.append(_contact_point(pc, links))
+            points = [_contact_point(pc, links) for pc in c["points"].seq("a list of contact points")]
             kwargs = {k: c[k].number(lo=0.0) for k in (*gains, "friction") if k in c}
             if "slip_velocity" in c:
                 kwargs["slip_velocity"] = c["slip_velocity"].number(positive=True)
@@ -111,10 +110,16 @@ def read_contacts(cur: Cursor, links: set[str]) -> tuple[tuple[Seabed, ...], tup
 
 def _contact_point(cur: Cursor, links: set[str], extra: tuple[str, ...] = ()) -> ContactPoint:
     cur.mapping(("name", "link", "position"), extra)
-    link = cur["link"].text()
+    return ContactPoint(cur["name"].text(), _link_name(cur["link"], links), cur["position"].vector(3))
+
+
+def _link_name(cur: Cursor, links: set[str] | dict[str, Any], prefix: str = "") -> str:
+    """The link this entry names (after the vehicle's ``prefix``); an error listing the links if
+    there is none of that name."""
+    link = prefix + cur.text()
     if link not in links:
-        raise cur["link"].error(f"no link named {link!r}")
-    return ContactPoint(cur["name"].text(), link, cur["position"].vector(3))
+        raise cur.error(f"no link named {link!r}; links are {sorted(links)}")
+    return link
 
 
 def read_environment(cur: Cursor) -> Environment:
@@ -140,14 +145,12 @@ def _environment_without_surface(cur: Cursor) -> Environment:
     if isinstance(c.value, list):
         return Environment(gravity=g, density=rho, current=c.vector(3))
     c.mapping(("type",), ("velocity", "mean", "amplitude", "period", "phase", "time"))
-    kind = c["type"].text()
     allowed = {
         "constant": (("velocity",), ()),
         "sinusoidal": (("mean", "amplitude", "period"), ("phase",)),
         "table": (("time", "velocity"), ()),
     }
-    if kind not in allowed:
-        raise c["type"].error(f"expected one of {sorted(allowed)}, got {kind!r}")
+    kind = c["type"].choice(sorted(allowed))
     req, opt = allowed[kind]
     c.mapping(("type", *req), opt)
     if kind == "constant":
@@ -216,18 +219,9 @@ def read_vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
     prefix = cur["prefix"].value if "prefix" in cur else ""
     if not isinstance(prefix, str):
         raise cur["prefix"].error("expected a text")
-    frame_cur = pick("frame")
-    frame = frame_cur.text() if frame_cur is not None else "frd"
-    if frame_cur is not None and frame not in ("frd", "flu"):
-        raise frame_cur.error(
-            f"expected 'frd' (x forward, y right, z down) or 'flu' (REP-103), got {frame!r}"
-        )
-    base_cur = pick("base")
-    base = base_cur.text() if base_cur is not None else "free"
-    if base_cur is not None and base not in ("free", "fixed"):
-        raise base_cur.error(
-            f"expected 'free' (a floating vehicle) or 'fixed' (bolted to the world), got {base!r}"
-        )
+    frame_cur, base_cur = pick("frame"), pick("base")
+    frame = frame_cur.choice(FRAMES) if frame_cur is not None else "frd"
+    base = base_cur.choice(BASES) if base_cur is not None else "free"
 
     overlay = pick("hydrodynamics")
     overlay_map: dict[str, Cursor] = {}
@@ -271,11 +265,7 @@ def read_vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
     if thr_cur is not None:
         _unique(thrusters, thr_cur, "name", lambda t: t.name)
         _unique([t for t in thrusters if t.motor is not None], thr_cur, "motor", lambda t: t.motor)
-    position, rpy = np.zeros(3), np.zeros(3)
-    if "initial_pose" in cur:
-        pose = cur["initial_pose"].mapping(optional=("position", "rpy"))
-        position = pose["position"].vector(3) if "position" in pose else position
-        rpy = _angles(pose["rpy"]) if "rpy" in pose else rpy
+    position, rpy = _pose(cur, "initial_pose", "position")
     init: dict[str, tuple[float, Cursor]] = {}
     init_cur = pick("initial_positions")
     if init_cur is not None:
@@ -311,25 +301,18 @@ def _sensor(cur: Cursor, prefix: str, links: set[str], root: str) -> SensorSpec:
     """``{type: imu|pressure|magnetometer|altimeter|dvl, name, link, position, rpy, rate, noise,
     <parameters>}`` (``model.sensor_specs``)."""
     cur.mapping(("type",), optional=cur.keys())
-    kind = cur["type"].text()
-    if kind not in SENSOR_DEFAULTS:
-        raise cur["type"].error(f"expected one of {list(SENSOR_DEFAULTS)}, got {kind!r}")
+    kind = cur["type"].choice(tuple(SENSOR_DEFAULTS))
     cur.mapping(
         ("type",), ("name", "link", "position", "rpy", "noise", "description", *SENSOR_DEFAULTS[kind])
     )
-    link = prefix + cur["link"].text() if "link" in cur else root
-    if link not in links:
-        raise (cur["link"] if "link" in cur else cur).error(
-            f"no link named {link!r}; links are {sorted(links)}"
-        )
+    link = _link_name(cur["link"], links, prefix) if "link" in cur else root
     params = tuple((k, cur[k].number(lo=0.0)) for k in SENSOR_DEFAULTS[kind] if k in cur)
     try:
         return SensorSpec(
             kind,
             prefix + (cur["name"].text() if "name" in cur else kind),
             link,
-            cur["position"].vector(3) if "position" in cur else np.zeros(3),
-            _angles(cur["rpy"]) if "rpy" in cur else np.zeros(3),
+            *_pose(cur, None, "position"),
             params,
             cur["noise"].boolean() if "noise" in cur else True,
         )
@@ -475,8 +458,7 @@ def _visual(cur: Cursor) -> Visual:
         return Visual(
             shape,
             size,
-            cur["xyz"].vector(3) if "xyz" in cur else np.zeros(3),
-            _angles(cur["rpy"]) if "rpy" in cur else np.zeros(3),
+            *_pose(cur, None),
             **extra,  # type: ignore[arg-type]
         )
     except ValueError as exc:
@@ -502,6 +484,17 @@ def _inertia(cur: Cursor) -> Array:
     return inertia
 
 
+def _pose(cur: Cursor, key: str | None = "origin", position: str = "xyz") -> tuple[Array, Array]:
+    """``{xyz, rpy}`` under ``key`` (or this entry's own keys when ``key`` is None): a position in
+    metres and roll, pitch, yaw in radians, zero where left out."""
+    if key is not None:
+        if key not in cur:
+            return np.zeros(3), np.zeros(3)
+        cur = cur[key].mapping(optional=(position, "rpy"))
+    xyz = cur[position].vector(3) if position in cur else np.zeros(3)
+    return xyz, (_angles(cur["rpy"]) if "rpy" in cur else np.zeros(3))
+
+
 def _angles(cur: Cursor) -> Array:
     """Roll, pitch, yaw in radians; a value beyond 2 pi is warned about (degrees?)."""
     rpy = cur.vector(3)
@@ -514,14 +507,8 @@ def _angles(cur: Cursor) -> Array:
 
 def _joint_spec(cur: Cursor, prefix: str) -> JointSpec:
     cur.mapping(("name", "type", "parent", "child"), ("origin", "axis", "limits", "description"))
-    kind = cur["type"].text()
-    if kind not in JOINT_KINDS:
-        raise cur["type"].error(f"expected one of {list(JOINT_KINDS)}, got {kind!r}")
-    xyz, rpy = np.zeros(3), np.zeros(3)
-    if "origin" in cur:
-        o = cur["origin"].mapping(optional=("xyz", "rpy"))
-        xyz = o["xyz"].vector(3) if "xyz" in o else xyz
-        rpy = _angles(o["rpy"]) if "rpy" in o else rpy
+    kind = cur["type"].choice(JOINT_KINDS)
+    xyz, rpy = _pose(cur)
     axis = np.array([1.0, 0.0, 0.0])
     if "axis" in cur:
         axis = cur["axis"].vector(3)
@@ -551,9 +538,7 @@ def _joint_spec(cur: Cursor, prefix: str) -> JointSpec:
 
 def _thruster(cur: Cursor, prefix: str, links: set[str]) -> Thruster:
     cur.mapping(("name", "link", "position", "direction"), ("motor", "reversed", "description"))
-    link = prefix + cur["link"].text()
-    if link not in links:
-        raise cur["link"].error(f"no link named {link!r}; links are {sorted(links)}")
+    link = _link_name(cur["link"], links, prefix)
     direction = cur["direction"].vector(3)
     if not np.linalg.norm(direction) > 0.0:
         raise cur["direction"].error("the thrust direction must be non-zero")
@@ -571,28 +556,16 @@ def read_connection(cur: Cursor, links: dict[str, LinkSpec], owner: dict) -> tup
     """A rigid connection and how it is kept: ``tree`` (a fixed joint: the child vehicle joins
     the parent's tree, reduced coordinates) or ``constraint`` (Udwadia-Kalaba)."""
     cur.mapping(("type", "parent", "child"), ("name", "origin", "method", "description"))
-    method = cur["method"].text() if "method" in cur else "tree"
-    if method not in ("tree", "constraint"):
-        raise cur["method"].error(
-            f"expected 'tree' (a fixed joint) or 'constraint' (Udwadia-Kalaba), got {method!r}"
-        )
-    if cur["type"].text() != "rigid":
-        raise cur["type"].error(f"expected 'rigid', got {cur['type'].value!r}")
-    parent, child = cur["parent"].text(), cur["child"].text()
-    for role, link in (("parent", parent), ("child", child)):
-        if link not in links:
-            raise cur[role].error(f"no link named {link!r}")
+    method = cur["method"].choice(METHODS) if "method" in cur else "tree"
+    cur["type"].choice({"rigid": ""})
+    parent, child = _link_name(cur["parent"], links), _link_name(cur["child"], links)
     if owner[child].root != child:
         raise cur["child"].error(
             f"the child of a connection must be a vehicle's root link ({owner[child].root!r})"
         )
     if owner[child] is owner[parent]:
         raise cur.error("a rigid connection joins two different vehicles")
-    xyz, rpy = np.zeros(3), np.zeros(3)
-    if "origin" in cur:
-        o = cur["origin"].mapping(optional=("xyz", "rpy"))
-        xyz = o["xyz"].vector(3) if "xyz" in o else xyz
-        rpy = _angles(o["rpy"]) if "rpy" in o else rpy
+    xyz, rpy = _pose(cur)
     name = cur["name"].text() if "name" in cur else f"{parent}_to_{child}"
     return JointSpec(name, "fixed", parent, child, xyz, rpy, np.zeros(3), {}, cur), method
 
@@ -669,14 +642,10 @@ def _hull(cur: Cursor) -> tuple[Array, Array]:
     x|y|z}``, ``{shape: ellipsoid, semi_axes: [a, b, c]}`` or ``{shape: sphere, radius}``, with an
     optional ``center`` (link axes): the columns about the origin and that centre."""
     cur.mapping(("shape",), ("size", "semi_axes", "radius", "length", "axis", "center"))
-    shape = cur["shape"].text()
-    if shape not in SHAPES:
-        raise cur["shape"].error(f"expected one of {list(SHAPES)}, got {shape!r}")
+    shape = cur["shape"].choice(SHAPES)
     if shape == "cylinder":
         cur.mapping(("shape", "radius", "length"), ("axis", "center"))
-        axis = cur["axis"].text() if "axis" in cur else "x"
-        if axis not in ("x", "y", "z"):
-            raise cur["axis"].error(f"expected x, y or z, got {axis!r}")
+        axis = cur["axis"].choice(("x", "y", "z")) if "axis" in cur else "x"
         size = np.array([cur["radius"].number(positive=True), cur["length"].number(positive=True)])
         columns = shape_columns("cylinder", size, "xyz".index(axis))
     else:
@@ -748,10 +717,7 @@ def _quadratic(cur: Cursor) -> Array:
 
 def _drag(cur: Cursor) -> CylinderDrag:
     cur.mapping(("model", "length", "radius"), ("axis", "start", "drag_coefficient", "points"))
-    if cur["model"].text() != "cylinder":
-        raise cur["model"].error(
-            f"expected 'cylinder' (the one per-link drag model), got {cur['model'].value!r}"
-        )
+    cur["model"].choice({"cylinder": "the one per-link drag model"})
     kwargs: dict[str, Any] = {
         "length": cur["length"].number(positive=True),
         "radius": cur["radius"].number(positive=True),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -226,6 +227,17 @@ class Cursor:
         if not isinstance(self.value, str) or not self.value:
             raise self.error(f"expected a non-empty text, got {_type_name(self.value)}")
         return self.value
+
+    def choice(self, options: Sequence[str] | Mapping[str, str]) -> str:
+        """This text if it is one of ``options`` (a mapping gives each option's meaning, written into
+        the error); an error listing them otherwise."""
+        if isinstance(self.value, str) and self.value in options:
+            return self.value
+        if isinstance(options, Mapping):
+            said = " or ".join(f"{k!r} ({v})" if v else repr(k) for k, v in options.items())
+        else:
+            said = f"one of {list(options)}"
+        raise self.error(f"expected {said}, got {self.value!r}")
 
     def boolean(self) -> bool:
         if not isinstance(self.value, bool):
