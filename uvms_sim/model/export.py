@@ -6,6 +6,7 @@ precision, and vehicles, thrusters and rigid connections are kept as they were.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from transforms3d.euler import mat2euler, quat2euler
 from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
 from ..hydro.params import Hydrodynamics
 from ..spatial import Array, Floats
+from .sensor_specs import DEFAULTS
 from .system import System, Vehicle
 
 
@@ -47,20 +49,20 @@ def _diag_or_matrix(M: Array) -> list:
     return [_vec(row) for row in M]
 
 
+def _nonzero(*entries: tuple[str, Any, Callable[[Any], Any]]) -> dict:
+    """``{key: write(value)}`` for each entry whose value is not all zero (the default left out)."""
+    return {key: write(value) for key, value, write in entries if np.any(value)}
+
+
 def _hydro(h: Hydrodynamics) -> dict:
-    out: dict = {}
-    if h.volume:
-        out["volume"] = _num(h.volume)
-    if np.any(h.center_of_buoyancy):
-        out["center_of_buoyancy"] = _vec(h.center_of_buoyancy)
-    if np.any(h.added_mass):
-        out["added_mass"] = _diag_or_matrix(h.added_mass)
-    if np.any(h.linear_damping):
-        out["linear_damping"] = _diag_or_matrix(h.linear_damping)
-    if np.any(h.quadratic_damping):
-        out["quadratic_damping"] = _vec(h.quadratic_damping)
-    if np.any(h.damping_center):
-        out["damping_center"] = _vec(h.damping_center)
+    out = _nonzero(
+        ("volume", h.volume, _num),
+        ("center_of_buoyancy", h.center_of_buoyancy, _vec),
+        ("added_mass", h.added_mass, _diag_or_matrix),
+        ("linear_damping", h.linear_damping, _diag_or_matrix),
+        ("quadratic_damping", h.quadratic_damping, _vec),
+        ("damping_center", h.damping_center, _vec),
+    )
     if h.hull is not None and h.hull.spec:
         out["hull"] = {k: (_vec(v) if isinstance(v, list | tuple) else v) for k, v in h.hull.spec}
     if h.drag is not None:
@@ -124,13 +126,9 @@ def _joint_entry(model, i: int) -> dict:
 
 
 def _link_entry(b) -> dict:
-    link: dict = {"name": b.name}
-    if b.mass:
-        link["mass"] = _num(b.mass)
-    if np.any(b.com):
-        link["center_of_mass"] = _vec(b.com)
-    if np.any(b.inertia):
-        link["inertia"] = _diag_or_matrix(b.inertia)
+    link = {"name": b.name} | _nonzero(
+        ("mass", b.mass, _num), ("center_of_mass", b.com, _vec), ("inertia", b.inertia, _diag_or_matrix)
+    )
     if b.hydro is not None and _hydro(b.hydro):
         link["hydrodynamics"] = _hydro(b.hydro)
     if b.visuals:
@@ -148,15 +146,10 @@ def _visual_entry(v) -> dict:
 
 
 def _sensor_entry(s, root: str) -> dict:
-    from .sensor_specs import DEFAULTS
-
     out: dict = {"type": s.type, "name": s.name}
     if s.link != root:
         out["link"] = s.link
-    if np.any(s.position):
-        out["position"] = _vec(s.position)
-    if np.any(s.rpy):
-        out["rpy"] = _vec(s.rpy)
+    out |= _nonzero(("position", s.position, _vec), ("rpy", s.rpy, _vec))
     out.update({k: _num(v) for k, v in s.params if v != DEFAULTS[s.type][k]})
     if not s.noise:
         out["noise"] = False
