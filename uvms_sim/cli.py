@@ -194,6 +194,7 @@ def run_replay(args) -> int:
     from .replay.bag import BagError
     from .replay.report import describe
     from .replay.sources import read_recording
+    from .replay.windows import with_supply_voltage
 
     paths = args.recordings
     identifying = bool(args.identify or args.identified_config or args.fit or args.identify_thrust)
@@ -225,23 +226,9 @@ def run_replay(args) -> int:
     if not args.config:
         return _error("replay needs --config (the system description) unless it is --live")
     system = load(resolve(args.config))
-    voltages: list[float | None] = [None] * len(bags)
-    if args.voltage:
-        from .replay.windows import with_supply_voltage
-
-        for k, (path, bag) in enumerate(zip(paths, bags, strict=True)):
-            if args.voltage != "log":
-                voltages[k] = float(args.voltage)
-            elif bag.battery.t:
-                voltages[k] = float(np.median(bag.battery.values))
-            else:
-                return _error(f"--voltage log: {path} has no battery voltage")
-        try:
-            for v in voltages:
-                with_supply_voltage(system, float(cast(float, v)))
-        except ValueError as exc:
-            return _error(f"--voltage: {exc}")
-        print(f"thrusters on {', '.join(f'{v:.2f}' for v in cast(list[float], voltages))} V")
+    voltages = _voltages(args.voltage, paths, bags, system)
+    if isinstance(voltages, str):
+        return _error(voltages)
     motors = {t.motor for t in system.thrusters if t.motor is not None}
     for path, bag in zip(paths, bags, strict=True):
         for line in describe(path, bag, motors):
@@ -270,6 +257,31 @@ def run_replay(args) -> int:
             system = with_supply_voltage(system, float(np.mean(cast(list[float], voltages))))
         return _identify(args, system, bags, names)
     return 0
+
+
+def _voltages(voltage: str | None, paths: list[str], bags: list, system) -> list[float | None] | str:
+    """Each recording's thruster supply for ``--voltage`` (a number, or ``log``: the median of
+    its battery voltage), checked against the thrust model; None each without the option; the
+    error's text if a recording has no voltage or a value is out of the tables' range."""
+    if not voltage:
+        return [None] * len(bags)
+    from .replay.windows import with_supply_voltage
+
+    volts: list[float | None] = []
+    for path, bag in zip(paths, bags, strict=True):
+        if voltage != "log":
+            volts.append(float(voltage))
+        elif bag.battery.t:
+            volts.append(float(np.median(bag.battery.values)))
+        else:
+            return f"--voltage log: {path} has no battery voltage"
+    try:
+        for v in volts:
+            with_supply_voltage(system, cast(float, v))
+    except ValueError as exc:
+        return f"--voltage: {exc}"
+    print(f"thrusters on {', '.join(f'{cast(float, v):.2f}' for v in volts)} V")
+    return volts
 
 
 def _whole_replay(args, system, bag) -> None:

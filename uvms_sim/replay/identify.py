@@ -415,15 +415,7 @@ def identify(
         for a in lags[np.abs(lags - best[0]) <= GRID_STEP + 1e-9]
         for d in delays[np.abs(delays - best[1]) <= GRID_STEP + 1e-9]
     ]
-    rng = np.random.default_rng(seed)
-    samples = []
-    for _ in range(bootstrap if len(units) > 1 else 0):  # each resample repeats the profile fit near the best
-        pick = rng.integers(0, len(units), len(units))
-        fits = []
-        for point in near:
-            xb, rss_b, _, _ = _solve([_unit(rows_at(point), units[i]) for i in pick], w, lower, upper)
-            fits.append((rss_b, np.r_[xb, point]))
-        samples.append(min(fits, key=lambda f: f[0])[1])
+    samples = _bootstrap(rows_at, near, units, bootstrap, seed, w, lower, upper)
     all_names = [*names_out, LAG, DELAY]
     values = np.r_[x, best]
     spread = np.std(samples, axis=0, ddof=1) if len(samples) > 1 else np.zeros(len(values))
@@ -441,6 +433,22 @@ def identify(
         out.formal[name], out.spread[name] = float(formal_all[k]), float(spread[k])
     out.warnings = _warnings(out, all_names, asked, values, samples, Aw, rss, m, p, bounds, lower, upper)
     return out
+
+
+def _bootstrap(rows_at, near, units, n: int, seed: int, w, lower, upper) -> list[np.ndarray]:
+    """``n`` resamples of the recordings' independent units (drawn with replacement), each
+    fitted again at every grid point ``near`` the best and kept at its least cost: the spread
+    of these fits (parameters, lag, delay) is the bootstrap error."""
+    rng = np.random.default_rng(seed)
+    samples = []
+    for _ in range(n if len(units) > 1 else 0):
+        pick = rng.integers(0, len(units), len(units))
+        fits = []
+        for point in near:
+            xb, rss_b, _, _ = _solve([_unit(rows_at(point), units[i]) for i in pick], w, lower, upper)
+            fits.append((rss_b, np.r_[xb, point]))
+        samples.append(min(fits, key=lambda f: f[0])[1])
+    return samples
 
 
 def _search(cost, lags: np.ndarray, delays: np.ndarray) -> tuple[float, float]:
