@@ -47,9 +47,9 @@ CONFIG = Path(__file__).resolve().parents[1] / "config"
 MODELS = {
     "BlueROV2": "bluerov2",
     "BlueROV2 + 4-joint arm": "bluerov2_light_arm",
-    "León-González et al. 2024 Heavy + 4 arms": "heavy_four_arms_seed003",
+    "León-González et al. 2024 Heavy + 4 arms": "heavy_four_arms",
     "walker (McMillan et al. 1996)": "walker",
-    "2 connected vehicles (tree)": "bluerov_pair_seed001",
+    "2 connected vehicles (tree)": "bluerov1_pair",
 }
 
 
@@ -179,7 +179,7 @@ def node_rows(seconds: float) -> list[tuple]:
         for label, extra in (
             ("BlueROV2, MAVROS/ArduSub shim", ()),
             ("BlueROV2, no shim", ("-p", "ardusub_frame:=none")),
-            ("Heavy + 4 arms, MAVROS/ArduSub shim", ("-p", "description:=heavy_four_arms_seed003")),
+            ("Heavy + 4 arms, MAVROS/ArduSub shim", ("-p", "description:=heavy_four_arms")),
         ):
             for listen in (False, True):
                 rss: list = []

@@ -1,6 +1,6 @@
 """Nielsen et al.'s (2016) two-vehicle cases as YAML text (shared by tests and benchmarks).
 
-The seed gives mass (20 kg), neutral buoyancy, the centre of buoyancy 0.1 m above the centre
+The paper gives mass (20 kg), neutral buoyancy, the centre of buoyancy 0.1 m above the centre
 of gravity, the rod lengths, the initial states and the surge damping values; it does not give
 inertia, added mass or the other damping terms, chosen here: a 20 kg vehicle with
 I = diag(0.5) kg m^2, isotropic added mass 10 kg / 0.2 kg m^2, and (when damped) linear damping.
@@ -30,7 +30,7 @@ def vehicle(name: str, damping: list[float] | None, x_u: float | None = None) ->
 
 def case_a(rod: float, damping: list[float] | None = None, method: str = "constraint") -> str:
     """Two vehicles on a massless rod of length ``rod`` along A's y axis, B rolled 90 deg."""
-    return f"""name: seed004_case_a
+    return f"""name: nielsen2016_case_a
 environment: {{gravity: {G}, water_density: {RHO}, surface: null}}
 vehicles:{vehicle("A", damping)}{vehicle("B", damping)}
 connections:
@@ -45,7 +45,7 @@ connections:
 def case_b(x_u_b: float, method: str = "constraint") -> str:
     """Two vehicles 1 m apart side by side (B to starboard), equal heading; B's surge damping."""
     base = [5.0, 20.0, 20.0, 2.0, 2.0, 2.0]
-    return f"""name: seed004_case_b
+    return f"""name: nielsen2016_case_b
 environment: {{gravity: {G}, water_density: {RHO}, surface: null}}
 vehicles:{vehicle("A", base)}{vehicle("B", base, x_u_b)}
 connections:

@@ -18,7 +18,7 @@ from uvms_sim.actuators.althold import (
     stopping_distance,
 )
 from uvms_sim.actuators.ardusub import FRAMES, ArduSubEmulator, VehicleState, mix, normalize_rc, thrust_to_pwm
-from uvms_sim.actuators.joints import SEED003_ARM_GAINS, JointMotors, tuned_gains
+from uvms_sim.actuators.joints import LEON_GONZALEZ_ARM_GAINS, JointMotors, tuned_gains
 from uvms_sim.actuators.thruster import KGF, PRESET_NAMES, thruster_model
 from uvms_sim.model import load
 from uvms_sim.model.system import THRUSTER_MODEL_KEYS, THRUSTER_MODEL_RANGES, THRUSTER_PRESETS
@@ -345,12 +345,12 @@ def test_alt_hold_shaping_and_stick_mapping_are_ardusubs():
 
 
 # -- joint motors ---------------------------------------------------------------------------
-def test_joint_position_pid_tracks_a_step_on_the_seed003_arm():
+def test_joint_position_pid_tracks_a_step_on_the_leon_gonzalez2024_arm():
     """Arm 1 of the León-González et al. 2024 system, all three joints stepped by 0.3 rad with the vehicle
     floating: within 5 % of the step after 2 s (joint 1 overshoots while the vehicle yaws in
     reaction) and 2e-3 rad after 5 s (gains from the joint-space inertia at the target, 2 Hz,
     critically damped); the torque never exceeds 1.1376 N m."""
-    system = load(CONFIG / "heavy_four_arms_seed003.yaml")
+    system = load(CONFIG / "heavy_four_arms.yaml")
     sim = Simulator.from_system(system)
     m = system.model
     iq = [m.idx_q[m.body_index(f"arm1_link{j}")] for j in (1, 2, 3)]
@@ -368,11 +368,11 @@ def test_joint_position_pid_tracks_a_step_on_the_seed003_arm():
     assert peak <= 1.1376
 
 
-def test_seed003_table5_gains_fail_routh_hurwitz():
+def test_leon_gonzalez2024_table5_gains_fail_routh_hurwitz():
     """The printed Table 5 gains for q1 and q2 make kp kd < I ki with the arm's own inertia
     (about 6e-3 and 3e-2 kg m² with the arm out), the Routh-Hurwitz condition of a PID on a
     pure inertia: an unstable loop. Recorded, not used as defaults."""
-    system = load(CONFIG / "heavy_four_arms_seed003.yaml")
+    system = load(CONFIG / "heavy_four_arms.yaml")
     m = system.model
     q = system.initial_q.copy()
     for j in (1, 2, 3):
@@ -380,7 +380,7 @@ def test_seed003_table5_gains_fail_routh_hurwitz():
     tuned = tuned_gains(m, q)
     w = 2 * np.pi * 2.0
     inertia = [tuned[f"arm1_joint{j}"].kp / w**2 for j in (1, 2, 3)]
-    g1, g2, g3 = SEED003_ARM_GAINS
+    g1, g2, g3 = LEON_GONZALEZ_ARM_GAINS
     assert g1.kp * g1.kd < inertia[0] * g1.ki
     assert g2.kp * g2.kd < inertia[1] * g2.ki
     assert g3.kp * g3.kd > inertia[2] * g3.ki

@@ -24,8 +24,8 @@ from uvms_sim.simulator import Simulator, fast_dynamics
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 
 CONFIGS = [
-    "bluerov2", "bluerov2_heavy", "bluerov2_light_arm", "bluerov_seed001", "bluerov_pair_seed001",
-    "heavy_four_arms_seed003", "walker",
+    "bluerov2", "bluerov2_heavy", "bluerov2_light_arm", "bluerov1", "bluerov1_pair",
+    "heavy_four_arms", "walker",
 ]  # fmt: skip
 TOL = 1e-10
 

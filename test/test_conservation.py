@@ -196,13 +196,13 @@ def test_nonfinite_state_is_reported_not_propagated() -> None:
         step(model, data, q, v, np.zeros(model.nv), 0.01, method="euler")
 
 
-def seed002_model() -> Model:
+def schon2017_model() -> Model:
     """Schøn et al. 2017 section 2.4: a 2000 kg cubic ROV (J = 2/3 m1), a massless first arm and a 100 kg
     slender second arm (J1 = J3 = m3/3, i.e. a 2 m rod), in vacuum (no fluid, no gravity).
-    Geometry (not given numerically in the seed): arm base 1 m ahead of the ROV centre, joint 2
+    Geometry (not given numerically in the thesis): arm base 1 m ahead of the ROV centre, joint 2
     about the ROV pitch axis y, joint 3 about the first arm's axis x, arm 2's centre 1 m out."""
     m1, m3 = 2000.0, 100.0
-    tiny = 1e-9  # the seed's massless arm; a zero-mass body is allowed, but keep M well posed
+    tiny = 1e-9  # the thesis's massless arm; a zero-mass body is allowed, but keep M well posed
     return Model(
         [
             Body("rov", -1, Joint("free"), mass=m1, inertia=np.eye(3) * 2.0 / 3.0 * m1),
@@ -227,12 +227,12 @@ def seed002_model() -> Model:
     )
 
 
-def test_seed002_prescribed_arm_motion_keeps_angular_momentum_zero() -> None:
+def test_schon2017_prescribed_arm_motion_keeps_angular_momentum_zero() -> None:
     """θ2 = π/2 sin(2πt/10), θ3 = π/2 sin(2πt/3) (Schøn et al. 2017 eq. 85). The base is free; its
     acceleration comes from the base rows of M q̈ + h = 0 with the joint rows prescribed. The
     system starts with zero total momentum, so it must stay zero (no external force) while the
     ROV counter-rotates."""
-    model = seed002_model()
+    model = schon2017_model()
     data = model.create_data()
     w2, w3 = 2 * np.pi / 10, 2 * np.pi / 3
 

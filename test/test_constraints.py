@@ -30,7 +30,7 @@ def roll(q: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("rod", [1.0, 2.0, 3.0])
-def test_seed004_case_a_period_follows_the_parallel_axis_theorem(tmp_path, rod):
+def test_nielsen2016_case_a_period_follows_the_parallel_axis_theorem(tmp_path, rod):
     """Undamped: the pair turns about the x axis through its centre P as one pendulum.
     Each vehicle's restoring moment is -h B sin(roll); with B rolled 90 deg the sum is
     -sqrt(2) h B sin(φ_A + 45°), so with ψ = φ_A + π/4:  I_P ψ'' = -sqrt(2) h B sin ψ, where by
@@ -58,7 +58,7 @@ def test_seed004_case_a_period_follows_the_parallel_axis_theorem(tmp_path, rod):
     assert 2.0 * (crossings[1] - crossings[0]) == pytest.approx(period, rel=1e-5)
 
 
-def test_seed004_case_a_settles_at_plus_minus_45(tmp_path):
+def test_nielsen2016_case_a_settles_at_plus_minus_45(tmp_path):
     """With damping the pair comes to rest where the two restoring moments cancel:
     roll(A) = -45 deg, roll(B) = +45 deg (Nielsen et al. 2016 section 6.3)."""
     sim = Simulator.from_system(load_text(tmp_path, case_a(1.0, damping=[10, 10, 10, 2, 2, 2])))
@@ -68,7 +68,7 @@ def test_seed004_case_a_settles_at_plus_minus_45(tmp_path):
     assert np.degrees(roll(sim.state.q[10:14])) == pytest.approx(45.0, abs=0.5)
 
 
-def test_seed004_case_b_turns_toward_the_more_damped_vehicle(tmp_path):
+def test_nielsen2016_case_b_turns_toward_the_more_damped_vehicle(tmp_path):
     """1 N of surge on each vehicle, B (starboard) with X_u = 5, 10, 15 against A's 5: straight
     when equal (heading change below 1e-9 rad), turning to starboard (positive yaw, NED)
     otherwise, and more so with more damping."""
@@ -326,7 +326,7 @@ contacts:
     assert sim.state.q[0] == pytest.approx(10.0 / 50.0, abs=1e-6)
 
 
-def test_seed001_pair_driven_open_loop_by_pwm(tmp_path):
+def test_nielsen2018_pair_driven_open_loop_by_pwm(tmp_path):
     """Nielsen et al.'s (2018) two BlueROVs and connection piece as in its trials (section 3.3): each
     vehicle's autopilot (emulated ArduSub, bluerov1 frame, ALT_HOLD) holds depth, roll and
     pitch with the vertical thrusters while the surge thrusters (motors 1 and 2) get open-loop
@@ -339,8 +339,8 @@ def test_seed001_pair_driven_open_loop_by_pwm(tmp_path):
     from uvms_sim.dynamics import forward_kinematics
 
     config = Path(__file__).resolve().parents[1] / "config"
-    text = (config / "bluerov_pair_seed001.yaml").read_text()
-    text = text.replace("include: bluerov_seed001.yaml", f"include: {config / 'bluerov_seed001.yaml'}")
+    text = (config / "bluerov1_pair.yaml").read_text()
+    text = text.replace("include: bluerov1.yaml", f"include: {config / 'bluerov1.yaml'}")
     systems = {
         "tree": load_text(tmp_path, text, "tree.yaml"),
         "constraint": load_text(

@@ -1,4 +1,4 @@
-"""Description files: shipped configs, YAML/URDF equivalence, export round trip, the seeds'
+"""Description files: shipped configs, YAML/URDF equivalence, export round trip, the papers'
 numbers, and one clear error for each kind of broken file."""
 
 from __future__ import annotations
@@ -59,9 +59,9 @@ def test_every_config_is_shipped_and_found_by_name():
     assert set(SHIPPED) >= {
         "bluerov2",
         "bluerov2_heavy",
-        "bluerov_seed001",
-        "bluerov_pair_seed001",
-        "heavy_four_arms_seed003",
+        "bluerov1",
+        "bluerov1_pair",
+        "heavy_four_arms",
         "bluerov2_light_arm",
         "walker",
     }
@@ -97,7 +97,7 @@ def test_configs_match_the_library_models():
     assert_same_dynamics(load(CONFIG / "walker.yaml").model, walker(), trials=2)
 
 
-def test_walker_has_seed000_size():
+def test_walker_has_mcmillan1996_size():
     m = load(CONFIG / "walker.yaml").model
     assert (m.nbodies, m.nv) == (28, 45)
 
@@ -167,7 +167,7 @@ def test_yaml_export_round_trip(name, tmp_path):
 
 
 def test_cli_check_and_convert(tmp_path, capsys):
-    assert cli_main(["check", "bluerov_pair_seed001"]) == 0
+    assert cli_main(["check", "bluerov1_pair"]) == 0
     out = capsys.readouterr().out
     assert "vehicle connector" in out and "buoyancy" in out
     target = tmp_path / "arm.yaml"
@@ -177,11 +177,11 @@ def test_cli_check_and_convert(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
-# -- the seeds' numbers ----------------------------------------------------------------------
-def test_heavy_thrust_configuration_matches_seed003_eq38():
+# -- the papers' numbers ---------------------------------------------------------------------
+def test_heavy_thrust_configuration_matches_leon_gonzalez2024_eq38():
     """|T(α)| of León-González et al. 2024 eq. (38) (in mm for the moment rows; signs are lost
     in the text)."""
-    B = load(CONFIG / "heavy_four_arms_seed003.yaml").allocation_matrix()
+    B = load(CONFIG / "heavy_four_arms.yaml").allocation_matrix()
     expected = np.array(
         [
             [0.7071] * 4 + [0] * 4,
@@ -218,7 +218,7 @@ VECTORED_6DOF = {
 
 @pytest.mark.parametrize(
     ("name", "table"),
-    [("bluerov2", VECTORED), ("bluerov2_heavy", VECTORED_6DOF), ("bluerov_seed001", FRAMES["bluerov1"])],
+    [("bluerov2", VECTORED), ("bluerov2_heavy", VECTORED_6DOF), ("bluerov1", FRAMES["bluerov1"])],
 )
 def test_motor_n_is_the_ardusub_thruster(name, table):
     """A positive command on motor n pushes the way ArduSub's factor table says: the signs of
@@ -239,8 +239,8 @@ def test_motor_n_is_the_ardusub_thruster(name, table):
     assert sorted(t.motor for t in system.thrusters) == sorted(table)
 
 
-def test_seed001_connection_piece_and_pair():
-    pair = load(CONFIG / "bluerov_pair_seed001.yaml")
+def test_nielsen2018_connection_piece_and_pair():
+    pair = load(CONFIG / "bluerov1_pair.yaml")
     m = pair.model
     conn = m.bodies[m.body_index("connector/base_link")].hydro
     np.testing.assert_allclose(np.diag(conn.added_mass)[:3], [1.52, 0.52, 1.50])
@@ -258,9 +258,9 @@ def test_seed001_connection_piece_and_pair():
     np.testing.assert_allclose(d, [0.0, 0.7, 0.0], atol=1e-12)
 
 
-def test_seed003_arm_geometry():
+def test_leon_gonzalez2024_arm_geometry():
     """Joint 2 is perpendicular to joint 1 at the same origin; link 2 is 0.12 m long."""
-    system = load(CONFIG / "heavy_four_arms_seed003.yaml")
+    system = load(CONFIG / "heavy_four_arms.yaml")
     m = system.model
     from uvms_sim.model.kinematics import placements
 

@@ -76,7 +76,7 @@ def _mutate(doc, rng):
     return doc
 
 
-@pytest.mark.parametrize("config", ["bluerov2_heavy", "bluerov2_light_arm", "bluerov_pair_seed001"])
+@pytest.mark.parametrize("config", ["bluerov2_heavy", "bluerov2_light_arm", "bluerov1_pair"])
 def test_descriptions_either_load_and_run_or_say_what_is_wrong(tmp_path, config):
     """Mutated shipped descriptions (numbers scaled by up to 1e±6 and negated, values replaced
     by wrong types, NaN, 1e300, huge ints, keys deleted or misspelt): each one loads and steps,

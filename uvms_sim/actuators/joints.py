@@ -32,7 +32,7 @@ class PID:
 # printed. On the arm of León-González et al.'s (2024) own Tables 2-3 the q1 and q2 triples
 # fail the Routh-Hurwitz condition of a PID on an inertia I (kp kd > I ki): they are kept as
 # data, and ``tuned_gains`` is the default.
-SEED003_ARM_GAINS = (PID(5e-3, 1e-1, 3e-3), PID(8e-1, 0.5e-1, 0.4e-3), PID(5e-1, 1e-1, 5e-1))
+LEON_GONZALEZ_ARM_GAINS = (PID(5e-3, 1e-1, 3e-3), PID(8e-1, 0.5e-1, 0.4e-3), PID(5e-1, 1e-1, 5e-1))
 
 
 def tuned_gains(model: Model, q: Array, bandwidth_hz: float = 2.0, damping: float = 1.0) -> dict[str, PID]:

@@ -29,8 +29,8 @@ def rnea(
     eqs. 1/A8), and ``τ_i = S_iᵀ f_i``.
 
     ``data.f[i]`` is then the reaction wrench ``[force; moment]`` that joint i transmits from
-    the parent to body i, about body i's origin in its coordinates: the per-joint loads of seed
-    003's "refined approach". ``f_ext`` are extra wrenches on the bodies (n x 6, body axes).
+    the parent to body i, about body i's origin in its coordinates: the per-joint loads of León-González
+    et al.'s (2024) "refined approach". ``f_ext`` are extra wrenches on the bodies (n x 6, body axes).
     """
     q = check_finite("q", q, model.nq)
     v = check_finite("v", v, model.nv)

@@ -1,5 +1,5 @@
 """Model-vs-vehicle comparison measures of Nielsen et al. 2018 section 4.2: per-axis RMSE, the dynamic
-time warping distance (robust to the time delay the seed observed between simulation and
+time warping distance (robust to the time delay the paper observed between simulation and
 measurement: the mean Euclidean distance along the optimal warping path, Fig. 14/17) and
 Pearson's R (Fig. 15)."""
 
