@@ -26,7 +26,7 @@ from .dynamics.constraints import RigidConstraint, constrained_aba, pose_error, 
 from .dynamics.contact import Contacts
 from .dynamics.fast import METHODS, FastDynamics
 from .dynamics.integrate import INTEGRATORS
-from .dynamics.kinematics import ExternalWrench
+from .dynamics.kinematics import ExternalWrench, wrench_sum
 from .hydro.environment import Environment
 from .log import logger
 from .model.crba import crba
@@ -157,12 +157,7 @@ class Simulator:
 
     # -- dynamics -------------------------------------------------------------------------------
     def _external(self, data) -> Array:
-        out = self.f_ext.copy()
-        if self.thrusters is not None:
-            out += self.thrusters.wrenches(data)
-        if self.contacts is not None:
-            out += self.contacts.wrenches(data)
-        return out
+        return wrench_sum(self.f_ext, data, self.thrusters, self.contacts)
 
     @property
     def external(self) -> ExternalWrench:

@@ -26,6 +26,7 @@ from . import compiled
 from .contact import Contacts
 from .flat import NW, WA, WBIAS, WC, WE, WPW, WR, WRW, WV, WVR, flatten, pack, thrust_offset
 from .integrate import INTEGRATORS, NonFiniteStateError
+from .kinematics import wrench_sum
 
 METHODS = {"rk4": 0, "semi_implicit_euler": 1}
 
@@ -303,16 +304,15 @@ class FastDynamics:
         env, model = self.env, self.model
         data = model.create_data()
 
-        def wrench(d):
-            out = f_ext.copy()
-            if self.thrusters is not None:
-                saved = self.thrusters.n.copy()
+        def wrench(d):  # the thrusters at the speeds this step was given
+            saved = None if self.thrusters is None else self.thrusters.n.copy()
+            if saved is not None:
                 self.thrusters.n[:] = n
-                out += self.thrusters.wrenches(d)
-                self.thrusters.n[:] = saved
-            if self.contacts is not None:
-                out += self.contacts.wrenches(d)
-            return out
+            try:
+                return wrench_sum(f_ext, d, self.thrusters, self.contacts)
+            finally:
+                if saved is not None:
+                    self.thrusters.n[:] = saved
 
         INTEGRATORS[method](
             model,

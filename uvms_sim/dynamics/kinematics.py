@@ -21,6 +21,16 @@ DEFAULT_ENV = Environment()
 ExternalWrench = Array | Callable[[Data], Array] | None
 
 
+def wrench_sum(f_ext: Array, data: Data, *sources) -> Array:
+    """``f_ext`` plus the wrenches of each source at this forward pass: thrusters and contacts,
+    anything with ``wrenches(data)`` (None: absent). The one place the external loads add up."""
+    out = f_ext.copy()
+    for source in sources:
+        if source is not None:
+            out += source.wrenches(data)
+    return out
+
+
 def velocities_and_bias(
     model: Model,
     data: Data,
