@@ -78,7 +78,6 @@ class DvlReading:
     valid: bool
     altitude: float  # m (NaN when no beam is valid)
     ranges: Array  # per beam, m (NaN for a beam that dropped)
-    figure_of_merit: float  # m/s
 
 
 class Dvl:
@@ -102,16 +101,16 @@ class Dvl:
         v = self.mount.point_velocity(data)
         if ok.sum() < 3:
             altitude = float(np.nanmean(ranges) * self.cos_beam) if ok.any() else math.nan
-            return DvlReading(np.full(3, np.nan), np.full((3, 3), np.nan), False, altitude, ranges, math.inf)
+            return DvlReading(np.full(3, np.nan), np.full((3, 3), np.nan), False, altitude, ranges)
         B = self.beams[ok]
         measured = B @ v
         if self.spec.noise:
             measured = measured + self.sigma * self.rng.standard_normal(len(measured))
         key = tuple(ok)
-        if key not in self.inverses:  # (B^T B)^-1 B^T, (B^T B)^-1 and its largest std of this beam set, once
+        if key not in self.inverses:  # (B^T B)^-1 B^T and (B^T B)^-1 of this beam set, once
             gram = np.linalg.inv(B.T @ B)
-            self.inverses[key] = (gram @ B.T, gram, float(np.sqrt(np.linalg.eigvalsh(gram).max())))
-        pinv, gram, spread = self.inverses[key]
+            self.inverses[key] = (gram @ B.T, gram)
+        pinv, gram = self.inverses[key]
         sigma = self.sigma if self.spec.noise else 0.0
         altitude = float(np.nanmean(ranges) * self.cos_beam)
-        return DvlReading(pinv @ measured, sigma**2 * gram, True, altitude, ranges, sigma * spread)
+        return DvlReading(pinv @ measured, sigma**2 * gram, True, altitude, ranges)
