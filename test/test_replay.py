@@ -573,11 +573,20 @@ def test_hostile_bags_and_options_give_one_line_errors_or_sane_replays(tmp_path,
         assert cli_main(["replay", str(bag), "--config", "bluerov2_heavy", *args]) == 2, args
         err = capsys.readouterr().err.strip()
         assert why in err and "\n" not in err, err
-    for args in (["--dt", "0"], ["--dt", "nan"], ["--dt", "-1"], ["--axes", "x,y"]):
+    for args, why in (
+        (["--dt", "0"], "0 is not a step in (0, 1] s"),
+        (["--dt", "nan"], "nan is not a step in (0, 1] s"),
+        (["--dt", "-1"], "-1 is not a step"),
+        (["--dt", "fast"], "'fast' is not a number"),
+        (["--axes", "x,y"], ""),
+        (["--bootstrap", "1.5"], "'1.5' is not an integer"),
+        (["--bootstrap", "20000"], "20000 is not a count in [0, 10000]"),
+    ):
         with pytest.raises(SystemExit) as exc:
             cli_main(["replay", str(bag), "--config", "bluerov2_heavy", *args])
         assert exc.value.code == 2
-        assert capsys.readouterr().err.strip().splitlines()[-1].startswith("uvms-sim replay: error:")
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert last.startswith("uvms-sim replay: error:") and why in last, last
 
 
 def test_identification_over_several_recordings_finds_lag_delay_and_buoyancy(tmp_path):

@@ -75,33 +75,22 @@ def run_sitl(description: str, bind: str, port: int, peer_timeout: float = 2.0) 
     return 0
 
 
-def _number_in(lo: float, hi: float, what: str, unit: str, closed: bool = False):
-    """An argparse type: a number in (lo, hi], or [lo, hi] when ``closed`` (NaN and infinities
-    are not)."""
+def _number_in(lo: float, hi: float, what: str, unit: str = "", closed: bool = False, kind: type = float):
+    """An argparse type: a number of ``kind`` (float or int) in (lo, hi], or [lo, hi] when
+    ``closed`` (NaN and infinities are not)."""
 
-    def parse(text: str) -> float:
+    def parse(text: str):
         try:
-            value = float(text)
+            value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {'an integer' if kind is int else 'a number'}"
+            ) from None
         if not (lo <= value <= hi if closed else lo < value <= hi):
             bracket = "[" if closed else "("
-            raise argparse.ArgumentTypeError(f"{text} is not {what} in {bracket}{lo:g}, {hi:g}] {unit}")
-        return value
-
-    return parse
-
-
-def _integer_in(lo: int, hi: int, what: str):
-    """An argparse type: an integer in [lo, hi]."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer {what}") from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{value} is not in {lo}-{hi}")
+            raise argparse.ArgumentTypeError(
+                f"{text} is not {what} in {bracket}{lo:g}, {hi:g}] {unit}".rstrip()
+            )
         return value
 
     return parse
@@ -110,8 +99,8 @@ def _integer_in(lo: int, hi: int, what: str):
 _positive = _number_in(0.0, 100000.0, "a rate", "Hz")
 _step = _number_in(0.0, 1.0, "a step", "s")
 _seconds = _number_in(0.0, 1.0e7, "a duration", "s", closed=True)  # 0: no limit
-_count = _integer_in(0, 10**9, "count")
-_port = _integer_in(0, 65535, "port")
+_count = _number_in(0, 10**9, "a count", closed=True, kind=int)
+_port = _number_in(0, 65535, "a port", closed=True, kind=int)
 
 
 def _axes(text: str) -> str:
@@ -490,7 +479,7 @@ def _replay_command(sub) -> None:
     )
     rep.add_argument(
         "--bootstrap",
-        type=_integer_in(0, 10000, "count"),
+        type=_number_in(0, 10000, "a count", closed=True, kind=int),
         default=100,
         help="bootstrap resamples for the standard errors (default 100; 0: formal errors only)",
     )
@@ -514,7 +503,10 @@ def _tool_commands(sub) -> None:
     )
     sweep.add_argument("--out", default="sweep.csv", help="the results table (.csv, or .parquet)")
     sweep.add_argument(
-        "--retries", type=_integer_in(0, 100, "count"), default=2, help="submissions of a failed sample"
+        "--retries",
+        type=_number_in(0, 100, "a count", closed=True, kind=int),
+        default=2,
+        help="submissions of a failed sample",
     )
     sub.add_parser("demo", help="run the ROS 2 demo (python -m uvms_sim.demo; --help for its options)")
     show = sub.add_parser("echo", help="print a topic's messages (as ros2 topic echo)")
