@@ -215,9 +215,10 @@ def run_replay(args) -> int:
     if not args.config:
         return _error("replay needs --config (the system description) unless it is --live")
     system = load(resolve(args.config))
-    voltages = _voltages(args.voltage, paths, bags, system)
-    if isinstance(voltages, str):
-        return _error(voltages)
+    try:
+        voltages = _voltages(args.voltage, paths, bags, system)
+    except ValueError as exc:
+        return _error(str(exc))
     motors = {t.motor for t in system.thrusters if t.motor is not None}
     for path, bag in zip(paths, bags, strict=True):
         for line in describe(path, bag, motors):
@@ -248,29 +249,30 @@ def run_replay(args) -> int:
     return 0
 
 
-def _voltages(voltage: str | None, paths: list[str], bags: list, system) -> list[float | None] | str:
+def _voltages(voltage: str | None, paths: list[str], bags: list, system) -> list[float | None]:
     """Each recording's thruster supply for ``--voltage`` (a number, or ``log``: the median of
-    its battery voltage), checked against the thrust model; None each without the option; the
-    error's text if a recording has no voltage or a value is out of the tables' range."""
+    its battery voltage), checked against the thrust model; None each without the option.
+    ValueError (the one-line message) if a recording has no voltage or a value is out of the
+    tables' range."""
     if not voltage:
         return [None] * len(bags)
     from .replay.windows import with_supply_voltage
 
-    volts: list[float | None] = []
+    volts: list[float] = []
     for path, bag in zip(paths, bags, strict=True):
         if voltage != "log":
             volts.append(float(voltage))
         elif bag.battery.t:
             volts.append(float(np.median(bag.battery.values)))
         else:
-            return f"--voltage log: {path} has no battery voltage"
+            raise ValueError(f"--voltage log: {path} has no battery voltage")
     try:
         for v in volts:
-            with_supply_voltage(system, cast(float, v))
+            with_supply_voltage(system, v)
     except ValueError as exc:
-        return f"--voltage: {exc}"
-    print(f"thrusters on {', '.join(f'{cast(float, v):.2f}' for v in volts)} V")
-    return volts
+        raise ValueError(f"--voltage: {exc}") from None
+    print(f"thrusters on {', '.join(f'{v:.2f}' for v in volts)} V")
+    return list[float | None](volts)
 
 
 def _whole_replay(args, system, bag) -> None:

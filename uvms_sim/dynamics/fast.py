@@ -305,14 +305,14 @@ class FastDynamics:
         data = model.create_data()
 
         def wrench(d):  # the thrusters at the speeds this step was given
-            saved = None if self.thrusters is None else self.thrusters.n.copy()
-            if saved is not None:
-                self.thrusters.n[:] = n
+            if self.thrusters is None:
+                return wrench_sum(f_ext, d, self.contacts)
+            saved = self.thrusters.n.copy()
+            self.thrusters.n[:] = n
             try:
                 return wrench_sum(f_ext, d, self.thrusters, self.contacts)
             finally:
-                if saved is not None:
-                    self.thrusters.n[:] = saved
+                self.thrusters.n[:] = saved
 
         INTEGRATORS[method](
             model,
