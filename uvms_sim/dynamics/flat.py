@@ -176,30 +176,41 @@ def flatten(
     return BF, BI, TF, TI
 
 
-def workspace(nb: int, nq: int, nv: int, nt: int, nc: int = 0) -> tuple[tuple[int, ...], int]:
-    """The workspace of one evaluation, declared once: the body rows (nb x NW), 4 stage
-    configurations (4 x nq), 13 stage vectors (velocities, accelerations, tangent rates,
-    increment: 13 x nv), the thrusts (nt), the scratch (NS) and that of nc rigid connections
-    (``connection_scratch``); ``compiled.buffers._carve`` cuts it at these offsets."""
-    return offsets(nb * NW, 4 * nq, 13 * nv, nt, NS, connection_scratch(nb, nv, nc)[1])
+# The workspace and its parts, each declared once as its fields' shapes (rows, columns): Python
+# lays them out with ``laid_out`` and the kernels cut them with ``compiled.buffers._part``, which
+# compile these same functions (plain arithmetic on integers).
+def workspace_fields(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, int], ...]:
+    """The workspace of one evaluation: the body rows (nb x NW), 4 stage configurations
+    (4 x nq), 13 stage vectors (velocities, accelerations, tangent rates, increment: 13 x nv),
+    the thrusts (nt) and the scratch (NS); the connections' scratch follows them."""
+    return ((nb, NW), (4, nq), (13, nv), (nt, 1), (NS, 1))
 
 
-def connection_scratch(nb: int, nv: int, nc: int) -> tuple[tuple[int, ...], int]:
-    """The scratch of the Udwadia-Kalaba correction for nc connections (m = 6 nc rows):
-    a⁰ (nb x 6), A (m x nv), b (m), the two body Jacobians (6 x nv each), M and its Cholesky
+def connection_fields(nb: int, nv: int, nc: int) -> tuple[tuple[int, int], ...]:
+    """The scratch of the Udwadia-Kalaba correction for nc connections (m = 6 nc rows): a⁰
+    (nb x 6), A (m x nv), b (m), the two body Jacobians (6 x nv each), M and its Cholesky
     factor in place (nv x nv), G = A L⁻ᵀ rotated in place by the Jacobi SVD (m x nv), the
-    residual (m), the rotations V (m x m), the correction (nv) and two 3x3 rotations;
-    ``compiled.constraints._constrain`` cuts it at these offsets. Empty without connections."""
+    residual (m), the rotations V (m x m), the correction (nv) and two 3x3 rotations."""
     m = 6 * nc
-    if nc == 0:
-        return offsets()
-    return offsets(6 * nb, m * nv, m, 6 * nv, 6 * nv, nv * nv, m * nv, m, m * m, nv, 9, 9)
+    return ((nb, 6), (m, nv), (m, 1), (6, nv), (6, nv), (nv, nv), (m, nv), (m, 1), (m, m), (nv, 1),
+            (3, 3), (3, 3))  # fmt: skip
 
 
-def inputs(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, ...], int]:
+def input_fields(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, int], ...]:
     """The state, inputs and result of a prepared ABA call (``fast.PreparedAba``): q, v, tau,
-    f_ext (nb x 6), the thruster shaft speeds and q̈; ``compiled.aba_bound`` reads them there."""
-    return offsets(nq, nv, nv, 6 * nb, nt, nv)
+    f_ext (nb x 6), the thruster shaft speeds and q̈."""
+    return ((nq, 1), (nv, 1), (nv, 1), (nb, 6), (nt, 1), (nv, 1))
+
+
+def laid_out(fields: tuple[tuple[int, int], ...], *more: int) -> tuple[tuple[int, ...], int]:
+    """Where each of these fields starts, then fields of sizes ``more``, and the total."""
+    return offsets(*(rows * columns for rows, columns in fields), *more)
+
+
+def workspace(nb: int, nq: int, nv: int, nt: int, nc: int = 0) -> tuple[tuple[int, ...], int]:
+    """Where the fields of ``workspace_fields`` and the connections' scratch (none when nc = 0)
+    start, and the total."""
+    return laid_out(workspace_fields(nb, nq, nv, nt), laid_out(connection_fields(nb, nv, nc))[1] if nc else 0)
 
 
 def thrust_offset(model: Model) -> int:
@@ -227,7 +238,13 @@ def pack(tables, CI, CF, KI, KF, nq: int, nv: int) -> tuple[np.ndarray, np.ndarr
     BF, BI, TF, TI = tables
     nb, nt, nc, nk = BI.shape[0], TI.shape[0], CI.shape[0], KI.shape[0]
     (o_bf, o_tf, o_cf, o_kf, o_kn, o_w, o_in), nf = offsets(
-        BF.size, TF.size, CF.size, KF.size, nk, workspace(nb, nq, nv, nt, nc)[1], inputs(nb, nq, nv, nt)[1]
+        BF.size,
+        TF.size,
+        CF.size,
+        KF.size,
+        nk,
+        workspace(nb, nq, nv, nt, nc)[1],
+        laid_out(input_fields(nb, nq, nv, nt))[1],
     )
     (o_bi, o_ti, o_ci, o_ki), ni = offsets(BI.size, nt, 2 * nc, 2 * nk)
     FB = np.zeros(NFLUID + nf)
@@ -248,7 +265,7 @@ def pack(tables, CI, CF, KI, KF, nq: int, nv: int) -> tuple[np.ndarray, np.ndarr
         "CI": IB[IB[H_CI] : IB[H_CI] + 2 * nc].reshape(nc, 2),
         "KI": IB[IB[H_KI] : IB[H_KI] + 2 * nk].reshape(nk, 2),
     }
-    (q, v, tau, f_ext, n, ddq), _ = inputs(nb, nq, nv, nt)
+    (q, v, tau, f_ext, n, ddq), _ = laid_out(input_fields(nb, nq, nv, nt))
     o = IB[H_IN]
     views.update(q=FB[o + q : o + v], v=FB[o + v : o + tau], tau=FB[o + tau : o + f_ext],
                  f_ext=FB[o + f_ext : o + n].reshape(nb, 6), n=FB[o + n : o + ddq],

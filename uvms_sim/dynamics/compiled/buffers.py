@@ -27,9 +27,10 @@ from ..flat import (
     NBI,
     NCF,
     NKF,
-    NS,
     NTF,
-    NW,
+    connection_fields,
+    input_fields,
+    workspace_fields,
 )
 
 # Every kernel: cached, GIL released. Those called only from compiled code go without the
@@ -91,20 +92,46 @@ def _bare(a):
     return _borrow(a, 0, a.shape)
 
 
+# ``flat``'s declarations of the workspace and its parts, compiled: the kernels cut each buffer
+# at the offsets that follow from them, as ``flat.laid_out`` does in Python.
+_workspace_fields = inlined(workspace_fields)
+_connection_fields = inlined(connection_fields)
+_input_fields = inlined(input_fields)
+
+
+@inlined
+def _start(fields, k):
+    """Where field k of a buffer laid out as ``fields`` starts (``flat.laid_out``)."""
+    o = 0
+    for j in range(k):
+        o += fields[j][0] * fields[j][1]
+    return o
+
+
+@inlined
+def _part(a, o, fields, k):
+    """A borrowed view (rows x columns) of field k of a buffer laid out as ``fields`` at a[o:]."""
+    return _borrow(a, o + _start(fields, k), fields[k])
+
+
+@inlined
+def _flat_part(a, o, fields, k):
+    """``_part`` as a vector."""
+    rows, columns = fields[k]
+    return _borrow(a, o + _start(fields, k), rows * columns)
+
+
 @kernel
 def _carve(W, nb, nq, nv, nt):
     """(WB, WQ, WV, thrust, S, CS): borrowed views of a workspace buffer at the offsets of
-    ``flat.workspace`` (written out here: compiled code takes them as scalar sums); CS, the
-    connections' scratch, is the rest."""
-    o_wq = nb * NW
-    o_wv = o_wq + 4 * nq
-    o_t = o_wv + 13 * nv
-    o_s = o_t + nt
+    ``flat.workspace``; CS, the connections' scratch, is the rest."""
+    F = _workspace_fields(nb, nq, nv, nt)
+    o_cs = _start(F, len(F))
     return (
-        _borrow(W, 0, (nb, NW)),
-        _borrow(W, o_wq, (4, nq)),
-        _borrow(W, o_wv, (13, nv)),
-        _borrow(W, o_t, nt),
-        _borrow(W, o_s, NS),
-        _borrow(W, o_s + NS, W.shape[0] - o_s - NS),
+        _part(W, 0, F, 0),
+        _part(W, 0, F, 1),
+        _part(W, 0, F, 2),
+        _flat_part(W, 0, F, 3),
+        _flat_part(W, 0, F, 4),
+        _borrow(W, o_cs, W.shape[0] - o_cs),
     )

@@ -7,7 +7,7 @@ import math
 
 from ..flat import IV, JNV, PARENT, S_COL, S_TMP, WC, WPW, WRW, WV
 from .aba import aba_pass
-from .buffers import _borrow, inlined, kernel
+from .buffers import _connection_fields, _flat_part, _part, inlined, kernel
 from .crba import _crba, _s_column
 from .kinematics import forward_pass
 from .rotations import _mat2quat, _qmult
@@ -61,32 +61,16 @@ def _constrain(BF, BI, CI, CF, WB, S, CS, v, ddq):
     """ddq <- q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u) with M = L Lᵀ (constraints.udwadia_kalaba);
     rows ``A = J_c - X J_p``, ``b = X a⁰_p - a⁰_c - 2α ė - β² e`` per connection
     (constraints.constraint_equations). CF rows: E (9, child_R_parent), r (3), α, β. Works in
-    CS, cut at the offsets of ``flat.connection_scratch`` (written out here); allocates
-    nothing. The pseudo-inverse is ``_pinv_solve``'s."""
+    CS, laid out as ``flat.connection_fields``; allocates nothing. The pseudo-inverse is
+    ``_pinv_solve``'s."""
     nb, nv, nc = BI.shape[0], ddq.shape[0], CI.shape[0]
     m = 6 * nc
-    o_A = 6 * nb
-    o_b = o_A + m * nv
-    o_jp = o_b + m
-    o_jc = o_jp + 6 * nv
-    o_M = o_jc + 6 * nv
-    o_G = o_M + nv * nv
-    o_res = o_G + m * nv
-    o_V = o_res + m
-    o_corr = o_V + m * m
-    o_rt = o_corr + nv
-    a0 = _borrow(CS, 0, (nb, 6))
-    A = _borrow(CS, o_A, (m, nv))
-    b = _borrow(CS, o_b, m)
-    Jp = _borrow(CS, o_jp, (6, nv))
-    Jc = _borrow(CS, o_jc, (6, nv))
-    L = _borrow(CS, o_M, (nv, nv))  # M, then its Cholesky factor in place
-    G = _borrow(CS, o_G, (m, nv))
-    res = _borrow(CS, o_res, m)
-    V = _borrow(CS, o_V, (m, m))
-    corr = _borrow(CS, o_corr, nv)
-    Rt = _borrow(CS, o_rt, (3, 3))
-    Rc = _borrow(CS, o_rt + 9, (3, 3))
+    F = _connection_fields(nb, nv, nc)
+    a0, A, b = _part(CS, 0, F, 0), _part(CS, 0, F, 1), _flat_part(CS, 0, F, 2)
+    Jp, Jc = _part(CS, 0, F, 3), _part(CS, 0, F, 4)
+    L = _part(CS, 0, F, 5)  # M, then its Cholesky factor in place
+    G, res, V, corr = _part(CS, 0, F, 6), _flat_part(CS, 0, F, 7), _part(CS, 0, F, 8), _flat_part(CS, 0, F, 9)
+    Rt, Rc = _part(CS, 0, F, 10), _part(CS, 0, F, 11)
     for i in range(nb):
         lam = BI[i, PARENT]
         _outward(WB, i, lam, a0[lam], 0, WB[i], WC, a0[i], 0)  # a⁰_i = X_i a⁰_λ + c_i

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit, prange, types
 
 from ..flat import H_IN, H_NB, H_NQ, H_NT, H_NV
-from .buffers import _bare, _borrow, _carve, _unpack, entry_kernel
+from .buffers import _bare, _carve, _flat_part, _input_fields, _part, _unpack, entry_kernel
 from .constraints import _accel
 from .integrate import _step
 
@@ -27,16 +27,12 @@ def aba(FB, IB, q, v, tau, f_ext, n, ddq):
 
 @entry_kernel
 def aba_bound(FB, IB):
-    """``aba`` of the state and inputs held in FB itself, at the offsets of ``flat.inputs``
-    (written out here, as in ``_carve``): a prepared call takes two arguments."""
+    """``aba`` of the state and inputs held in FB itself (``flat.input_fields``): a prepared
+    call takes two arguments."""
     nb, nq, nv, nt = IB[H_NB], IB[H_NQ], IB[H_NV], IB[H_NT]
-    o = IB[H_IN]
-    q = _borrow(FB, o, nq)
-    v = _borrow(FB, o + nq, nv)
-    tau = _borrow(FB, o + nq + nv, nv)
-    f_ext = _borrow(FB, o + nq + 2 * nv, (nb, 6))
-    n = _borrow(FB, o + nq + 2 * nv + 6 * nb, nt)
-    ddq = _borrow(FB, o + nq + 2 * nv + 6 * nb + nt, nv)
+    o, F = IB[H_IN], _input_fields(nb, nq, nv, nt)
+    q, v, tau = _flat_part(FB, o, F, 0), _flat_part(FB, o, F, 1), _flat_part(FB, o, F, 2)
+    f_ext, n, ddq = _part(FB, o, F, 3), _flat_part(FB, o, F, 4), _flat_part(FB, o, F, 5)
     BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
     WB, _, _, thrust, S, CS = _carve(W, nb, nq, nv, nt)
     _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid[0], ddq)
