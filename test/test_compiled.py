@@ -403,6 +403,72 @@ def test_the_kernels_buffers_follow_contacts_and_connections():
     assert all(f > 0.0 for f in sim.contacts.normal_forces.values())
 
 
+def test_the_kernels_cut_their_buffers_where_flat_lays_them_out():
+    """The compiled views of a workspace (``buffers._carve``) and of the parts of the
+    connections' scratch and a prepared call's inputs (``buffers._part``, ``_flat_part``) start
+    where ``flat`` lays those fields out in Python and have their declared shapes: one
+    declaration (``flat.workspace_fields``, ``connection_fields``, ``input_fields``)."""
+    from numba import njit
+
+    from uvms_sim.dynamics import flat
+    from uvms_sim.dynamics.compiled.buffers import (
+        _carve,
+        _connection_fields,
+        _flat_part,
+        _input_fields,
+        _part,
+    )
+
+    @njit
+    def carved(W, nb, nq, nv, nt):
+        WB, WQ, WV, thrust, S, CS = _carve(W, nb, nq, nv, nt)
+        at = [
+            WB.ctypes.data,
+            WQ.ctypes.data,
+            WV.ctypes.data,
+            thrust.ctypes.data,
+            S.ctypes.data,
+            CS.ctypes.data,
+        ]
+        return [(x - W.ctypes.data) // 8 for x in at], [
+            WB.size,
+            WQ.size,
+            WV.size,
+            thrust.size,
+            S.size,
+            CS.size,
+        ]
+
+    @njit
+    def parts(a, o, F):
+        starts, shapes, sizes = [], [], []
+        for k in range(len(F)):
+            starts.append((_part(a, o, F, k).ctypes.data - a.ctypes.data) // 8)
+            shapes.append(_part(a, o, F, k).shape)
+            sizes.append(_flat_part(a, o, F, k).size)
+        return starts, shapes, sizes
+
+    @njit
+    def fields(nb, nq, nv, nt, nc):
+        return _connection_fields(nb, nv, nc), _input_fields(nb, nq, nv, nt)
+
+    for nb, nq, nv, nt, nc in ((1, 7, 6, 8, 0), (2, 14, 12, 16, 1), (5, 11, 10, 6, 3)):
+        starts, total = flat.workspace(nb, nq, nv, nt, nc)
+        W = np.zeros(total)
+        at, sizes = carved(W, nb, nq, nv, nt)
+        assert at == list(starts) and sizes == [*np.diff([*starts, total])]
+        buffer = np.zeros(total + 100)
+        for F, expected in zip(
+            fields(nb, nq, nv, nt, nc),
+            (flat.connection_fields(nb, nv, nc), flat.input_fields(nb, nq, nv, nt)),
+            strict=True,
+        ):
+            assert F == expected
+            at, shapes, sizes = parts(buffer, 7, F)
+            assert at == [7 + o for o in flat.laid_out(F)[0]]
+            assert shapes == list(F) and sizes == [r * c for r, c in F]
+
+
 def test_the_compiled_pseudo_inverse_is_numpys():
     """``compiled.constraints._pinv_solve`` (one-sided Jacobi SVD, no LAPACK, no allocation) gives
     ``numpy.linalg.pinv(G, rcond=1e-10) @ r`` for full-rank, rank-deficient and inconsistent
