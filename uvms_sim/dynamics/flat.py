@@ -237,14 +237,9 @@ def pack(tables, CI, CF, KI, KF, nq: int, nv: int) -> tuple[np.ndarray, np.ndarr
     where it took eleven. Also returns named views of both buffers, for Python to fill and read."""
     BF, BI, TF, TI = tables
     nb, nt, nc, nk = BI.shape[0], TI.shape[0], CI.shape[0], KI.shape[0]
+    (q, v, tau, f_ext, n, ddq), n_in = laid_out(input_fields(nb, nq, nv, nt))
     (o_bf, o_tf, o_cf, o_kf, o_kn, o_w, o_in), nf = offsets(
-        BF.size,
-        TF.size,
-        CF.size,
-        KF.size,
-        nk,
-        workspace(nb, nq, nv, nt, nc)[1],
-        laid_out(input_fields(nb, nq, nv, nt))[1],
+        BF.size, TF.size, CF.size, KF.size, nk, workspace(nb, nq, nv, nt, nc)[1], n_in
     )
     (o_bi, o_ti, o_ci, o_ki), ni = offsets(BI.size, nt, 2 * nc, 2 * nk)
     FB = np.zeros(NFLUID + nf)
@@ -265,7 +260,6 @@ def pack(tables, CI, CF, KI, KF, nq: int, nv: int) -> tuple[np.ndarray, np.ndarr
         "CI": IB[IB[H_CI] : IB[H_CI] + 2 * nc].reshape(nc, 2),
         "KI": IB[IB[H_KI] : IB[H_KI] + 2 * nk].reshape(nk, 2),
     }
-    (q, v, tau, f_ext, n, ddq), _ = laid_out(input_fields(nb, nq, nv, nt))
     o = IB[H_IN]
     views.update(q=FB[o + q : o + v], v=FB[o + v : o + tau], tau=FB[o + tau : o + f_ext],
                  f_ext=FB[o + f_ext : o + n].reshape(nb, 6), n=FB[o + n : o + ddq],

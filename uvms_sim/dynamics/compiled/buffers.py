@@ -127,11 +127,5 @@ def _carve(W, nb, nq, nv, nt):
     ``flat.workspace``; CS, the connections' scratch, is the rest."""
     F = _workspace_fields(nb, nq, nv, nt)
     o_cs = _start(F, len(F))
-    return (
-        _part(W, 0, F, 0),
-        _part(W, 0, F, 1),
-        _part(W, 0, F, 2),
-        _flat_part(W, 0, F, 3),
-        _flat_part(W, 0, F, 4),
-        _borrow(W, o_cs, W.shape[0] - o_cs),
-    )
+    WB, WQ, WV = _part(W, 0, F, 0), _part(W, 0, F, 1), _part(W, 0, F, 2)
+    return WB, WQ, WV, _flat_part(W, 0, F, 3), _flat_part(W, 0, F, 4), _borrow(W, o_cs, W.shape[0] - o_cs)
