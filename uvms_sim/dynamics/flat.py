@@ -237,7 +237,8 @@ def pack(tables, CI, CF, KI, KF, nq: int, nv: int) -> tuple[np.ndarray, np.ndarr
     where it took eleven. Also returns named views of both buffers, for Python to fill and read."""
     BF, BI, TF, TI = tables
     nb, nt, nc, nk = BI.shape[0], TI.shape[0], CI.shape[0], KI.shape[0]
-    (q, v, tau, f_ext, n, ddq), n_in = laid_out(input_fields(nb, nq, nv, nt))
+    ins = input_fields(nb, nq, nv, nt)
+    starts, n_in = laid_out(ins)
     (o_bf, o_tf, o_cf, o_kf, o_kn, o_w, o_in), nf = offsets(
         BF.size, TF.size, CF.size, KF.size, nk, workspace(nb, nq, nv, nt, nc)[1], n_in
     )
@@ -260,10 +261,10 @@ def pack(tables, CI, CF, KI, KF, nq: int, nv: int) -> tuple[np.ndarray, np.ndarr
         "CI": IB[IB[H_CI] : IB[H_CI] + 2 * nc].reshape(nc, 2),
         "KI": IB[IB[H_KI] : IB[H_KI] + 2 * nk].reshape(nk, 2),
     }
-    o = IB[H_IN]
-    views.update(q=FB[o + q : o + v], v=FB[o + v : o + tau], tau=FB[o + tau : o + f_ext],
-                 f_ext=FB[o + f_ext : o + n].reshape(nb, 6), n=FB[o + n : o + ddq],
-                 ddq=FB[o + ddq :])  # fmt: skip
+    # the state and inputs of a prepared call: a field of one column is a vector, as the kernels read it
+    for name, (rows, columns), start in zip(("q", "v", "tau", "f_ext", "n", "ddq"), ins, starts, strict=True):
+        view = FB[IB[H_IN] + start : IB[H_IN] + start + rows * columns]
+        views[name] = view if columns == 1 else view.reshape(rows, columns)
     for name, table in (("BF", BF), ("TF", TF), ("CF", CF), ("KF", KF), ("BI", BI), ("TI", TI), ("CI", CI),
                         ("KI", KI)):  # fmt: skip
         views[name][...] = table
