@@ -404,6 +404,20 @@ def test_a_misspelt_parameter_is_named_not_ignored():
     assert "unknown parameter 'descripton' ignored (did you mean 'description'?)" in out.stderr
 
 
+def test_unknown_parameters_are_named_and_none_is_left_declared(capfd):
+    """Overrides are declared from the node's own list (rclpy's public API): a misspelt name is
+    named and undeclared again, a qos_overrides one undeclared quietly, and an integer given for
+    a float parameter still reaches check_parameter (its type is not fixed by the override)."""
+    qos = "qos_overrides./tf.publisher.depth"
+    with simulator(descripton="bluerov2", physics_rate=250, **{qos: 5}) as (sim, _user, _executor):
+        names = set(sim.list_parameters([], 0).names)
+        assert "descripton" not in names and qos not in names and "description" in names
+        assert sim.get_parameter("physics_rate").value == 250 and sim.dt == 1 / 250
+    err = capfd.readouterr().err
+    assert "unknown parameter 'descripton' ignored (did you mean 'description'?)" in err
+    assert "qos_overrides" not in err and "start_type_description_service" not in err
+
+
 def test_the_core_warnings_reach_the_ros_log(capfd):
     """The physics core logs (clamped PWM, dropped datagrams) through ``uvms_sim``'s logger; the
     node forwards them to its ROS logger (rcutils: level, node name, stderr)."""

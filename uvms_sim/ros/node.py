@@ -406,7 +406,9 @@ class SimulatorNode(Node):
     """ROS face of a ``Simulator`` (see module doc)."""
 
     def __init__(self, **kwargs) -> None:
-        super().__init__("simulator", **kwargs)
+        # every override is declared as given, so that the names not in PARAMETERS can be found
+        # through the public API (and refused by name) before they are undeclared again
+        super().__init__("simulator", automatically_declare_parameters_from_overrides=True, **kwargs)
         self.log_handler = RosLogHandler(self)  # the core's warnings (log.Throttle) into the ROS log
         core_logger.addHandler(self.log_handler)
         get = self._declare_parameters().__getitem__
@@ -512,16 +514,22 @@ class SimulatorNode(Node):
 
     def _declare_parameters(self) -> dict:
         """Declare PARAMETERS, warn about unknown names, and return the checked values."""
+        # the overrides: what is declared now, but for the parameters every rclpy node declares
+        given = set(self.list_parameters([], 0).names) - {"use_sim_time", "start_type_description_service"}
         dynamic = ParameterDescriptor(dynamic_typing=True)  # typed by check_parameter instead
         for name, default in PARAMETERS.items():
+            if name in given:  # declared with the override's type: declared again, typed later
+                self.undeclare_parameter(name)
             self.declare_parameter(name, default, dynamic)
         # a misspelt name in a params file or on the command line would otherwise be ignored
-        # silently (rclpy keeps undeclared overrides aside, in a private attribute)
-        for name in getattr(self, "_parameter_overrides", {}):
-            if name not in PARAMETERS and name != "use_sim_time" and not name.startswith("qos_overrides"):
+        # silently; it is named, and undeclared (as is rclpy's qos_overrides, which this node
+        # does not take)
+        for name in sorted(given - PARAMETERS.keys()):
+            if not name.startswith("qos_overrides"):
                 hint = difflib.get_close_matches(name, list(PARAMETERS), n=1)
                 also = f" (did you mean {hint[0]!r}?)" if hint else ""
                 self.get_logger().warning(f"unknown parameter {name!r} ignored{also}")
+            self.undeclare_parameter(name)
         values = {name: check_parameter(name, self.get_parameter(name).value) for name in PARAMETERS}
         values["use_sim_time"] = self.get_parameter("use_sim_time").value
         return values
