@@ -85,7 +85,7 @@ def test_descriptions_either_load_and_run_or_say_what_is_wrong(tmp_path, config)
     base = json.loads(json.dumps(read_yaml(CONFIG / f"{config}.yaml")))  # YAML 1.2 numbers, plain types
     rng = np.random.default_rng(zlib.crc32(config.encode()))
     counts = {"loaded": 0, "refused": 0}
-    for included in Path("config").glob("*.yaml"):  # what a description includes sits beside it
+    for included in CONFIG.glob("*.yaml"):  # what a description includes sits beside it
         shutil.copy(included, tmp_path)
     path = tmp_path / f"fuzzed_{config}.yaml"
     for _ in range(300 * SCALE):
