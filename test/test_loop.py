@@ -135,3 +135,42 @@ def test_run_pauses_steps_on_request_and_recovers_from_a_failure(system):
     loop.on_autopilot = [lambda period: 1 / 0]
     with pytest.raises(ZeroDivisionError):
         loop.run(threading.Event())
+
+
+def test_lockstep_hooks_follow_the_peers_frames_in_simulated_time(system):
+    """A peer stepping 4 ms frames (one in four calls brings none), with dt 10 ms, publish every
+    5 steps and sensors every 3: the clock hook after each stepped frame; the sensor hook at
+    steps 3, 6, ... as simulated time passes them (each once); publishing at the first frame,
+    then at the first frame at or past each 50 ms since the last; after the peer restarts
+    (time back to 0) at once again, and the sensor steps count from there."""
+    loop = _loop(system, publish_every=5, sensor_every=3, real_time_factor=0.0)
+    stop = threading.Event()
+    calls = {"n": 0, "frames": 0}
+    events: list[tuple] = []
+
+    def serve() -> bool:
+        calls["n"] += 1
+        if calls["n"] % 4 == 0:
+            return False  # no frame within the wait
+        calls["frames"] += 1
+        if calls["frames"] == 61:  # the peer restarted: its state and time from the start
+            loop.sim.reset(system.initial_q)
+        loop.sim.step(0.004)
+        if calls["frames"] == 80:
+            stop.set()
+        return True
+
+    loop.on_clock = lambda: events.append(("clock",))
+    loop.on_sensor = lambda step: events.append(("sensor", step))
+    loop.on_publish = lambda: events.append(("publish", round(loop.sim.state.t, 9)))
+    loop.run_lockstep(serve, stop)
+    assert sum(e == ("clock",) for e in events) == 80
+    published = [e[1] for e in events if e[0] == "publish"]
+    before = [round(0.004 * k, 9) for k in (1, 14, 27, 40, 53)]  # 0.004, then >= 0.054, 0.108, ...
+    after = [0.004, 0.056]
+    assert published == before + after
+    sensed = [e[1] for e in events if e[0] == "sensor"]
+    assert sensed == [*range(3, 25, 3), 3, 6]  # 60 frames: 0.24 s; then 20 frames: 0.08 s
+    assert loop.ticks == len(published) and loop.step_count == 8
+    # a false ok() ends it as stop does, without serving
+    loop.run_lockstep(lambda: 1 / 0, threading.Event(), ok=lambda: False)

@@ -227,10 +227,12 @@ def test_cli_rejects_bad_options(capsys):
 
 def test_ros_node_runs_with_sitl():
     """The simulator node with sitl_port: SITL frames step the physics while the node publishes
-    odometry of the same vehicle (ENU: the vertical thrusters pushing down lower odom z)."""
+    odometry of the same vehicle (ENU: the vertical thrusters pushing down lower odom z) and
+    its declared sensors at their rates in the peer's simulated time."""
     from nav_msgs.msg import Odometry
     from net_helpers import free_udp_port
     from ros_helpers import simulator, spin_until
+    from sensor_msgs.msg import Imu
 
     port = free_udp_port()
     with simulator(description="bluerov2_heavy", sitl_port=port) as (sim, user, executor):
@@ -238,6 +240,8 @@ def test_ros_node_runs_with_sitl():
         assert f"(8 thrusters, ArduSub SITL on 127.0.0.1:{port})" in sim.summary()
         odoms: list = []
         user.create_subscription(Odometry, "odom", odoms.append, 50)
+        imus: list = []
+        user.create_subscription(Imu, "sensors/imu", imus.append, 50)
         peer = SimJsonPeer(("127.0.0.1", port), rate_hz=400)
         z0 = -sim.system.initial_q[2]
 
@@ -247,11 +251,13 @@ def test_ros_node_runs_with_sitl():
 
         assert spin_until(
             executor,
-            lambda: len(odoms) > 5 and odoms[-1].pose.pose.position.z < z0 - 0.2,
+            lambda: len(odoms) > 5 and odoms[-1].pose.pose.position.z < z0 - 0.2 and len(imus) > 5,
             every=frames,
             timeout=30,
         )
         assert sim.sim.state.t == pytest.approx(peer.frame_counter / 400, rel=1e-9)
+        (imu,) = [s for s in sim.sensor_topics.suite.sensors if s.spec.type == "imu"]
+        assert len(imus) <= sim.loop.step_count // imu.period  # one per period of simulated time
         assert peer.messages[1:] == []
         peer.close()
 

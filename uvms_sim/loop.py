@@ -10,7 +10,8 @@ hook runs. ``run`` repeats ticks, paced so that simulated time advances ``real_t
 times as fast as the wall clock (0: as fast as possible), until told to stop.
 
 Everything here is deterministic in simulated time: the tests drive ``tick`` directly, and
-``run`` with an injected clock.
+``run`` with an injected clock. ``run_lockstep`` hands the stepping to a peer that keeps
+its own pace (ArduPilot SITL) and keeps the clock and publish hooks.
 """
 
 from __future__ import annotations
@@ -173,6 +174,40 @@ class SimulationLoop:
                 delay = self.next_delay()
                 if delay > 0.0:
                     stop.wait(delay)
+
+    def run_lockstep(
+        self, serve: Callable[[], bool], stop: threading.Event, ok: Callable[[], bool] = lambda: True
+    ) -> None:
+        """Lock-step with a peer that steps the physics itself (ArduPilot SITL: ``serve()``
+        waits for one of its frames and answers it, True when that stepped ``sim``), until
+        ``stop`` is set or ``ok()`` is false. The peer keeps the pace and the step size; pause,
+        step requests, deadlines and the autopilot hook do not apply. After each frame that
+        stepped, ``step_count`` is simulated time in steps of ``dt`` (rounded down), then run
+        the clock hook, the sensor hook at each multiple of ``sensor_every`` the frame passed,
+        and the publish hook once per publish period of simulated time. Time going back (the
+        peer restarted) counts from there again."""
+        period = self.publish_every * self.dt
+        next_publish = self.sim.state.t
+        sps = self.sensor_every
+        while not stop.is_set() and ok():
+            with self.lock:
+                if not serve():
+                    continue
+                t = self.sim.state.t
+                last, now = self.step_count, math.floor(t / self.dt + 1e-6)
+                self.step_count = now
+                if self.on_clock is not None:
+                    self.on_clock()
+                if sps and self.on_sensor is not None and now > last:
+                    for k in range(last // sps + 1, now // sps + 1):
+                        self.on_sensor(k * sps)
+                if t < next_publish - period:
+                    next_publish = t
+                if t >= next_publish:
+                    next_publish = t + period
+                    self.ticks += 1
+                    if self.on_publish is not None:
+                        self.on_publish()
 
     def achieved_real_time_factor(self) -> float:
         """Simulated seconds per wall second since the loop was made."""

@@ -42,8 +42,9 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   (Hz, 30) frames per simulated and per wall-clock second; the address is logged at start.
 - ``sitl_port`` (0: off; ArduPilot's is 9002), ``sitl_bind`` (``127.0.0.1``): be the physics
   of a real ArduSub SITL (``uvms_sim.hil.sitl_json``): the simulation then steps in lock-step
-  with SITL's frames (its own pacing and the emulated ArduSub are off) while the node keeps
-  publishing odometry, TF and sensors of the same vehicle.
+  with SITL's frames (``SimulationLoop.run_lockstep``: its own pacing, pause/step, command
+  timeouts and the emulated ArduSub are off) while the node keeps publishing odometry, TF, the
+  declared sensors, markers and the browser view of the same vehicle in SITL's time.
 
 Topics (relative: they follow the node's namespace and remaps; with several free vehicles in
 one description each vehicle's topics are under ``<vehicle>/``):
@@ -79,6 +80,7 @@ import signal
 import sys
 import threading
 import time
+from functools import partial
 
 import numpy as np
 import rclpy
@@ -712,37 +714,13 @@ class SimulatorNode(Node):
         return response
 
     # -- the loop -------------------------------------------------------------------------------
-    def run_sitl(self) -> None:
-        """Lock-step with ArduPilot SITL: each frame it sends steps the physics; publish every
-        publish period of simulated time."""
-        sitl = self.sitl
-        if sitl is None:
-            return
-        next_publish = self.sim.state.t
-        while not self.stop_event.is_set() and self.context.ok():
-            with self.lock:
-                stepped = sitl.serve_once(0.05)
-                if stepped and self.clock_pub is not None:
-                    self.publish_clock()
-                if self.sim.state.t < next_publish - 1.0:  # SITL restarted: time went back
-                    next_publish = self.sim.state.t
-                if stepped and self.sim.state.t >= next_publish:
-                    next_publish = self.sim.state.t + self.loop.publish_every * self.dt
-                    try:
-                        self.publish_state()
-                    except Exception:
-                        if self.context.ok():
-                            raise
-                        return
-        sitl.close()
-
     def run_physics(self) -> None:
-        """The physics thread: ``SimulationLoop.run`` (or lock-step with SITL)."""
-        if self.sitl is not None:
-            self.run_sitl()
-            return
+        """The physics thread: ``SimulationLoop.run``, or ``run_lockstep`` with SITL's frames."""
         try:
-            self.loop.run(self.stop_event, self.context.ok)
+            if self.sitl is None:
+                self.loop.run(self.stop_event, self.context.ok)
+            else:
+                self.loop.run_lockstep(partial(self.sitl.serve_once, 0.05), self.stop_event, self.context.ok)
         except Exception as exc:  # a dead physics thread must say why, and end the process
             if not self.context.ok():  # shutting down under a publish: not a failure
                 return
@@ -750,6 +728,9 @@ class SimulatorNode(Node):
             self.failed = exc
             rclpy.try_shutdown(context=self.context)
             raise
+        finally:
+            if self.sitl is not None:
+                self.sitl.close()
 
     def recover(self, exc: Exception) -> None:
         """The state stopped being finite (an absurd wrench or effort, a stiff link): put every
