@@ -23,7 +23,8 @@ def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_e
     forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid)
     aba_pass(BF, BI, WB, S, tau, ddq)
     if CI.shape[0]:
-        _constrain(BF, BI, CI, CF, WB, S, CS, v, ddq)
+        _constraint_rows(BF, BI, CI, CF, WB, S, CS, ddq.shape[0])
+        _udwadia_kalaba(BF, BI, WB, S, CS, CI.shape[0], ddq)
 
 
 @kernel
@@ -57,25 +58,44 @@ def _jacobian(BF, BI, WB, S, i, J):
 
 
 @kernel
-def _constrain(BF, BI, CI, CF, WB, S, CS, v, ddq):
-    """ddq <- q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u) with M = L Lᵀ (constraints.udwadia_kalaba);
-    rows ``A = J_c - X J_p``, ``b = X a⁰_p - a⁰_c - 2α ė - β² e`` per connection
-    (constraints.constraint_equations). CF rows: E (9, child_R_parent), r (3), α, β. Works in
-    CS, laid out as ``flat.connection_fields``; allocates nothing. The pseudo-inverse is
-    ``_pinv_solve``'s."""
-    nb, nv, nc = BI.shape[0], ddq.shape[0], CI.shape[0]
-    m = 6 * nc
+def _pose_error(WB, p, c, E, r, beta2, Rt, Rc, b, o):
+    """b[o:o+6] -= β² [e_p; e_R] (constraints.pose_error): e_p = R_cᵀ (p_c - p_p - R_p r),
+    e_R = 2 sign(w) vec(q_t⁻¹ ⊗ q_c) with R_t = R_p Eᵀ; R row-major at WRW, p at WPW."""
+    for a in range(3):
+        for bb in range(3):
+            Rc[a, bb] = WB[c, WRW + 3 * a + bb]
+            s = 0.0
+            for kk in range(3):
+                s += WB[p, WRW + 3 * a + kk] * E[bb, kk]
+            Rt[a, bb] = s
+    for a in range(3):  # e_p = R_cᵀ d with d = p_c - p_p - R_p r
+        s = 0.0
+        for j in range(3):
+            row = WB[p, WRW + 3 * j] * r[0] + WB[p, WRW + 3 * j + 1] * r[1] + WB[p, WRW + 3 * j + 2] * r[2]
+            s += Rc[j, a] * (WB[c, WPW + j] - WB[p, WPW + j] - row)
+        b[o + a] -= beta2 * s
+    tw, tx, ty, tz = _mat2quat(Rt)
+    cw, cx, cy, cz = _mat2quat(Rc)
+    ew, ex, ey, ez = _qmult(tw, -tx, -ty, -tz, cw, cx, cy, cz)
+    sg = -2.0 * beta2 if ew < 0.0 else 2.0 * beta2
+    b[o + 3] -= sg * ex
+    b[o + 4] -= sg * ey
+    b[o + 5] -= sg * ez
+
+
+@kernel
+def _constraint_rows(BF, BI, CI, CF, WB, S, CS, nv):
+    """Rows ``A = J_c - X J_p`` and ``b = X a⁰_p - a⁰_c - 2α ė - β² e`` of every connection
+    (constraints.constraint_equations) into CS, laid out as ``flat.connection_fields``; CF
+    rows: E (9, child_R_parent), r (3), α, β."""
+    nb, nc = BI.shape[0], CI.shape[0]
     F = _connection_fields(nb, nv, nc)
     a0, A, b = _part(CS, 0, F, 0), _part(CS, 0, F, 1), _flat_part(CS, 0, F, 2)
     Jp, Jc = _part(CS, 0, F, 3), _part(CS, 0, F, 4)
-    L = _part(CS, 0, F, 5)  # M, then its Cholesky factor in place
-    G, res, V, corr = _part(CS, 0, F, 6), _flat_part(CS, 0, F, 7), _part(CS, 0, F, 8), _flat_part(CS, 0, F, 9)
     Rt, Rc = _part(CS, 0, F, 10), _part(CS, 0, F, 11)
     for i in range(nb):
         lam = BI[i, PARENT]
         _outward(WB, i, lam, a0[lam], 0, WB[i], WC, a0[i], 0)  # a⁰_i = X_i a⁰_λ + c_i
-    for a in range(m):
-        b[a] = 0.0
     for k in range(nc):
         p, c = CI[k, 0], CI[k, 1]
         E = CF[k, 0:9].reshape((3, 3))
@@ -83,64 +103,47 @@ def _constrain(BF, BI, CI, CF, WB, S, CS, v, ddq):
         alpha, beta = CF[k, 12], CF[k, 13]
         _jacobian(BF, BI, WB, S, p, Jp)
         _jacobian(BF, BI, WB, S, c, Jc)
-        # X = [[E, -E r~], [0, E]] applied to columns / vectors
-        for col in range(nv):
-            m0, m1, m2 = Jp[0, col], Jp[1, col], Jp[2, col]
-            w0, w1, w2 = Jp[3, col], Jp[4, col], Jp[5, col]
-            d0 = m0 - (r[1] * w2 - r[2] * w1)
-            d1 = m1 - (r[2] * w0 - r[0] * w2)
-            d2 = m2 - (r[0] * w1 - r[1] * w0)
-            for a in range(3):
-                A[6 * k + a, col] = Jc[a, col] - (E[a, 0] * d0 + E[a, 1] * d1 + E[a, 2] * d2)
-                A[6 * k + 3 + a, col] = Jc[3 + a, col] - (E[a, 0] * w0 + E[a, 1] * w1 + E[a, 2] * w2)
-        # X a⁰_p and X v_p
-        for which in range(2):
-            src = a0[p] if which == 0 else WB[p, WV : WV + 6]
-            m0, m1, m2, w0, w1, w2 = src[0], src[1], src[2], src[3], src[4], src[5]
+        # X = [[E, -E r~], [0, E]]: applied to the columns of J_p, to a⁰_p and to v_p
+        for col in range(nv + 2):
+            if col < nv:
+                m0, m1, m2, w0, w1, w2 = (
+                    Jp[0, col],
+                    Jp[1, col],
+                    Jp[2, col],
+                    Jp[3, col],
+                    Jp[4, col],
+                    Jp[5, col],
+                )
+            else:
+                src = a0[p] if col == nv else WB[p, WV : WV + 6]
+                m0, m1, m2, w0, w1, w2 = src[0], src[1], src[2], src[3], src[4], src[5]
             d0 = m0 - (r[1] * w2 - r[2] * w1)
             d1 = m1 - (r[2] * w0 - r[0] * w2)
             d2 = m2 - (r[0] * w1 - r[1] * w0)
             for a in range(3):
                 lin = E[a, 0] * d0 + E[a, 1] * d1 + E[a, 2] * d2
                 ang = E[a, 0] * w0 + E[a, 1] * w1 + E[a, 2] * w2
-                if which == 0:
+                if col < nv:
+                    A[6 * k + a, col] = Jc[a, col] - lin
+                    A[6 * k + 3 + a, col] = Jc[3 + a, col] - ang
+                elif col == nv:
                     b[6 * k + a] = lin - a0[c, a]
                     b[6 * k + 3 + a] = ang - a0[c, 3 + a]
                 else:  # ė = v_c - X v_p
                     b[6 * k + a] -= 2.0 * alpha * (WB[c, WV + a] - lin)
                     b[6 * k + 3 + a] -= 2.0 * alpha * (WB[c, WV + 3 + a] - ang)
-        # pose error e = [Rcᵀ(p_c - p_p - R_p r); 2 sign(w) vec(q_t⁻¹ ⊗ q_c)], R_t = R_p Eᵀ
-        for a in range(3):
-            for bb in range(3):
-                Rc[a, bb] = WB[c, WRW + 3 * a + bb]
-                s = 0.0
-                for kk in range(3):
-                    s += WB[p, WRW + 3 * a + kk] * E[bb, kk]
-                Rt[a, bb] = s
-        # p_c - p_p - R_p r (R_p row-major at WRW)
-        dp0 = WB[c, WPW] - WB[p, WPW] - (WB[p, WRW] * r[0] + WB[p, WRW + 1] * r[1] + WB[p, WRW + 2] * r[2])
-        dp1 = (
-            WB[c, WPW + 1]
-            - WB[p, WPW + 1]
-            - (WB[p, WRW + 3] * r[0] + WB[p, WRW + 4] * r[1] + WB[p, WRW + 5] * r[2])
-        )
-        dp2 = (
-            WB[c, WPW + 2]
-            - WB[p, WPW + 2]
-            - (WB[p, WRW + 6] * r[0] + WB[p, WRW + 7] * r[1] + WB[p, WRW + 8] * r[2])
-        )
-        for a in range(3):
-            ep = Rc[0, a] * dp0 + Rc[1, a] * dp1 + Rc[2, a] * dp2
-            b[6 * k + a] -= beta * beta * ep
-        tw, tx, ty, tz = _mat2quat(Rt)
-        cw, cx, cy, cz = _mat2quat(Rc)
-        ew, ex, ey, ez = _qmult(tw, -tx, -ty, -tz, cw, cx, cy, cz)
-        sg = 1.0 if ew >= 0.0 else -1.0
-        if ew == 0.0:
-            sg = 1.0
-        b[6 * k + 3] -= beta * beta * 2.0 * sg * ex
-        b[6 * k + 4] -= beta * beta * 2.0 * sg * ey
-        b[6 * k + 5] -= beta * beta * 2.0 * sg * ez
+        _pose_error(WB, p, c, E, r, beta * beta, Rt, Rc, b, 6 * k)
+
+
+@kernel
+def _udwadia_kalaba(BF, BI, WB, S, CS, nc, ddq):
+    """ddq <- q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u) with M = L Lᵀ (constraints.udwadia_kalaba;
+    Nielsen et al. 2018 eq. 20), for ddq = q̈_u and the rows A, b in CS; M by CRBA. Allocates
+    nothing; the pseudo-inverse is ``_pinv_solve``'s."""
+    nb, nv, m = BI.shape[0], ddq.shape[0], 6 * nc
+    F = _connection_fields(nb, nv, nc)
+    A, b, L = _part(CS, 0, F, 1), _flat_part(CS, 0, F, 2), _part(CS, 0, F, 5)
+    G, res, V, corr = _part(CS, 0, F, 6), _flat_part(CS, 0, F, 7), _part(CS, 0, F, 8), _flat_part(CS, 0, F, 9)
     _crba(BF, BI, WB, S, L)
     # M = L Lᵀ in place (lower triangle; a matrix that is not positive definite gives NaN,
     # which the step reports as a non-finite state)
@@ -155,16 +158,14 @@ def _constrain(BF, BI, CI, CF, WB, S, CS, v, ddq):
             for kk in range(j):
                 s -= L[i, kk] * L[j, kk]
             L[i, j] = s / d
-    # G = A L⁻ᵀ  (rows of A solved against L: L gᵀ = aᵀ)
-    for row in range(m):
-        for j in range(nv):
-            s = A[row, j]
-            for kk in range(j):
-                s -= L[j, kk] * G[row, kk]
-            G[row, j] = s / L[j, j]
+    # G = A L⁻ᵀ  (rows of A solved against L: L gᵀ = aᵀ), res = b - A q̈_u
     for row in range(m):
         s = b[row]
         for j in range(nv):
+            g = A[row, j]
+            for kk in range(j):
+                g -= L[j, kk] * G[row, kk]
+            G[row, j] = g / L[j, j]
             s -= A[row, j] * ddq[j]
         res[row] = s
     _pinv_solve(G, V, res, corr, 1e-10)  # corr = G⁺ res (nv)
