@@ -516,3 +516,82 @@ def test_the_kernel_cache_follows_every_kernel_source(tmp_path, monkeypatch):
     sources = sorted([*Path(compiled.__file__).parent.glob("*.py"), flat])
     assert here == compiled.cache_dir(sources) and len(sources) > 10
     assert here != compiled.cache_dir([s for s in sources if s != flat])
+
+
+_ALLOCATIONS = r"""
+import sys
+import numpy as np
+from numba import njit
+from numba.core.runtime import rtsys
+sys.path.insert(0, sys.argv[1])
+from multibody_cases import case_a
+from uvms_sim.dynamics.compiled.entry import aba, aba_bound, step, step_many
+from uvms_sim.dynamics.contact import Contacts
+from uvms_sim.dynamics.fast import BatchDynamics
+from uvms_sim.model import load
+from uvms_sim.model.configs import resolve
+from uvms_sim.model.system import ContactPoint, Seabed
+from uvms_sim.simulator import Simulator
+
+
+@njit
+def every_entry(FB, IB, q, v, tau, f_ext, n, q_out, v_out, thrust, ddq, times):
+    for _ in range(times):
+        aba(FB, IB, q, v, tau, f_ext, n, ddq)
+        aba_bound(FB, IB)
+        step(FB, IB, 0, q, v, tau, f_ext, n, 0.01, q_out, v_out, thrust)
+        step(FB, IB, 1, q, v, tau, f_ext, n, 0.01, q_out, v_out, thrust)
+        step_many(FB, IB, 0, q, v, tau, f_ext, n, 0.01, 3, q_out, v_out)
+
+
+heavy = Simulator.from_system(load(resolve("bluerov2_heavy")))
+root = heavy.model.bodies[0].name
+skids = tuple(ContactPoint(f"skid{k}", root, np.array([0.2 * k, 0.0, 0.15])) for k in (-1, 1))
+heavy.contacts = Contacts(heavy.model, [Seabed(0.5, skids)])
+heavy.state.q[2] = 0.4  # in contact
+path = sys.argv[2]
+open(path, "w").write(case_a(2.0))
+pair = Simulator.from_system(load(path))
+for sim in (heavy, pair):
+    fast = sim.fast_dynamics()
+    sim.step(0.01)
+    nb, nv, nt = sim.model.nbodies, sim.model.nv, fast.nt
+    args = (fast.FB, fast.IB, sim.state.q.copy(), sim.state.v + 0.1, np.full(nv, 0.5), np.ones((nb, 6)),
+            np.full(nt, 50.0), np.empty(sim.model.nq), np.empty(nv), np.empty(nt), np.empty(nv))
+    counts = []
+    for times in (1, 1, 40):
+        before = rtsys.get_allocation_stats().alloc
+        every_entry(*args, times)
+        counts.append(rtsys.get_allocation_stats().alloc - before)
+    assert np.all(np.isfinite(args[7])), "a step failed"
+    batch = BatchDynamics(fast, 4, sim.state.q, sim.state.v)
+    for steps in (1, 1, 40):
+        before = rtsys.get_allocation_stats().alloc
+        batch.step(0.01, steps)
+        counts.append(rtsys.get_allocation_stats().alloc - before)
+    assert batch.ok.all(), "a copy failed"
+    given = (*fast.tables, fast.CI, fast.CF, fast.KI, fast.KF, fast.KN, fast.fluid, batch.W, batch.q,
+             batch.v, batch.tau, batch.f_ext, batch.n, batch.ok)  # what BatchDynamics.step passes
+    print(len(args), sum(isinstance(a, np.ndarray) for a in given), *counts)
+"""
+
+
+def test_no_entry_point_allocates_in_compiled_code(tmp_path):
+    """Every entry point (aba, a prepared aba, an RK4 and a semi-implicit Euler step,
+    step_many), called once or 40 times from compiled code, and a batch of one or 40 steps make
+    no allocation of numba's runtime but the one per array argument that unboxing it from
+    Python makes (the Heavy on a seabed, with contacts; the pair held by a connection).
+    Counted by numba's runtime (NUMBA_NRT_STATS, in a process of its own)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_NRT_STATS="1")
+    here = str(Path(__file__).resolve().parent)
+    out = subprocess.run([sys.executable, "-c", _ALLOCATIONS, here, str(tmp_path / "pair.yaml")],
+                         check=False, env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    for line in out.stdout.split("\n")[-3:-1]:
+        arrays, b_arrays, once, again, forty, b_once, b_again, b_forty = map(int, line.split())
+        assert once == again == forty == arrays, line  # the arguments, unboxed from Python
+        assert b_once == b_again == b_forty == b_arrays, line

@@ -182,7 +182,9 @@ def flatten(
 def workspace_fields(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, int], ...]:
     """The workspace of one evaluation: the body rows (nb x NW), 4 stage configurations
     (4 x nq), 13 stage vectors (velocities, accelerations, tangent rates, increment: 13 x nv),
-    the thrusts (nt) and the scratch (NS); the connections' scratch follows them."""
+    the thrusts (nt) and the scratch (NS); the connections' scratch follows them. A step reads
+    its stage 0 from q and v themselves: the configuration and velocity rows 0 hold the state
+    that ``step_many`` and ``batch_step`` carry from step to step."""
     return ((nb, NW), (4, nq), (13, nv), (nt, 1), (NS, 1))
 
 

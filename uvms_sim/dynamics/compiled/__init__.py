@@ -14,8 +14,10 @@ The same algorithms as the reference modules, term for term, over the flat table
 
 A joint enters only through its motion subspace S in the table, except for its transform and
 its configuration space (``kinematics._joint_transform``, ``integrate.integrate`` and
-``_tangent_rate``). Every quantity is a scalar read from a flat table; the step allocates
-nothing. The tests hold every result equal to the reference implementation (to 1e-10).
+``_tangent_rate``). Every quantity is a scalar read from a flat table; no entry point
+allocates (``step_many`` and ``batch_step`` carry their state in the workspace), which a test
+counts with numba's runtime statistics. The tests hold every result equal to the reference
+implementation (to 1e-10).
 
 Compiled once per machine into numba's cache; ``make setup`` does it (``python -m
 uvms_sim.kernels``). Numba keys a cached function on its own file only, so a kernel would keep

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
 from numba import njit, prange, types
 
 from ..flat import H_IN, H_NB, H_NQ, H_NT, H_NV
@@ -60,10 +59,10 @@ def step_many(FB, IB, method, q, v, tau, f_ext, n, h, steps, q_out, v_out):
     state)."""
     BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
     tau, f_ext, n, q_out, v_out = _bare(tau), _bare(f_ext), _bare(n), _bare(q_out), _bare(v_out)
-    qa, va = np.empty(q.shape[0]), np.empty(v.shape[0])
-    qa[:] = q
-    va[:] = v
-    qb, vb = _bare(qa), _bare(va)
+    _, WQ, WV, _, _, _ = _carve(W, BI.shape[0], IB[H_NQ], IB[H_NV], TI.shape[0])
+    qb, vb = WQ[0], WV[0]  # the running state, in the workspace's stage-0 rows
+    qb[:] = q
+    vb[:] = v
     for k in range(steps):
         if not _step(
             BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, qb, vb, tau, f_ext, n, fluid, h, q_out, v_out
@@ -123,8 +122,8 @@ def batch_step(BF, BI, TF, TI, CI, CF, KI, KF, KN, WS, method, Q, V, TAU, F_EXT,
     nthreads = WS.shape[0]
     per = (ncopies + nthreads - 1) // nthreads
     for t in prange(nthreads):
-        qn = np.empty(Q.shape[1])
-        vn = np.empty(V.shape[1])
+        _, WQ, WV, _, _, _ = _carve(WS[t], BI.shape[0], Q.shape[1], V.shape[1], TI.shape[0])
+        qn, vn = WQ[0], WV[0]  # each step's result, in the stage-0 rows of the thread's workspace
         for k in range(t * per, min(ncopies, (t + 1) * per)):
             for _ in range(steps):
                 if not ok[k]:
