@@ -177,7 +177,6 @@ def _impose_list(text: str) -> tuple[str, ...]:
 
 def run_replay(args) -> int:
     """``uvms-sim replay``: see ``uvms_sim.replay``."""
-    from dataclasses import replace
     from pathlib import Path
 
     from .replay.bag import BagError
@@ -187,16 +186,9 @@ def run_replay(args) -> int:
 
     paths = args.recordings
     identifying = bool(args.identify or args.identified_config or args.fit or args.identify_thrust)
-    if args.rrd and not Path(args.rrd).resolve().parent.is_dir():
-        return _error(f"--rrd {args.rrd}: no directory {Path(args.rrd).resolve().parent}")
-    if args.out and Path(args.out).exists():  # checked before any work is done
-        return _error(f"--out {args.out} exists: a bag is written into a new directory")
-    if args.plot and not Path(args.plot).resolve().parent.is_dir():
-        return _error(f"--plot {args.plot}: no directory {Path(args.plot).resolve().parent}")
-    if len(paths) > 1 and (args.live or args.out or args.plot or args.rrd):
-        return _error("--live, --out, --plot and --rrd take one recording")
-    if len(paths) > 1 and not (args.window or identifying):
-        return _error("several recordings are compared with --window or fitted with --identify/--fit")
+    refusal = _replay_refusal(args, identifying)  # checked before any work is done
+    if refusal:
+        return _error(refusal)
     bags = []
     for path in paths:
         try:
@@ -228,25 +220,49 @@ def run_replay(args) -> int:
         _whole_replay(
             args, system if voltages[0] is None else with_supply_voltage(system, voltages[0]), bags[0]
         )
-    if args.window:
-        from .replay.windows import format_summary, run_from_recording, summary, validate
-
-        try:
-            runs = [
-                replace(run_from_recording(n, b), voltage=v)
-                for n, b, v in zip(names, bags, voltages, strict=True)
-            ]
-        except ValueError as exc:
-            return _error(str(exc))
-        results = validate(system, runs, args.window, args.dt, args.impose)
-        imposed = f", imposing the measured {' and '.join(args.impose)}" if args.impose else ""
-        print(f"windowed validation, {args.window:g} s windows from the measured state{imposed}:")
-        print("  " + format_summary(summary(results)))
+    if args.window and _windowed(args, system, bags, names, voltages):
+        return 2
     if identifying:
         if args.voltage:  # one thrust model for the fit: the recordings' mean supply
             system = with_supply_voltage(system, float(np.mean(cast(list[float], voltages))))
         return _identify(args, system, bags, names)
     return 0
+
+
+def _windowed(args, system, bags, names, voltages) -> int:
+    """The recordings replayed in windows of ``--window`` s from the measured state, summed up;
+    0, or 2 after saying why a recording cannot be."""
+    from dataclasses import replace
+
+    from .replay.windows import format_summary, run_from_recording, summary, validate
+
+    try:
+        runs = [run_from_recording(n, b) for n, b in zip(names, bags, strict=True)]
+        runs = [replace(r, voltage=v) for r, v in zip(runs, voltages, strict=True)]
+    except ValueError as exc:
+        return _error(str(exc))
+    results = validate(system, runs, args.window, args.dt, args.impose)
+    imposed = f", imposing the measured {' and '.join(args.impose)}" if args.impose else ""
+    print(f"windowed validation, {args.window:g} s windows from the measured state{imposed}:")
+    print("  " + format_summary(summary(results)))
+    return 0
+
+
+def _replay_refusal(args, identifying: bool) -> str | None:
+    """What is wrong with the replay's options (outputs and their number of recordings), if
+    anything."""
+    from pathlib import Path
+
+    for option, path in (("--rrd", args.rrd), ("--plot", args.plot)):
+        if path and not Path(path).resolve().parent.is_dir():
+            return f"{option} {path}: no directory {Path(path).resolve().parent}"
+    if args.out and Path(args.out).exists():
+        return f"--out {args.out} exists: a bag is written into a new directory"
+    if len(args.recordings) > 1 and (args.live or args.out or args.plot or args.rrd):
+        return "--live, --out, --plot and --rrd take one recording"
+    if len(args.recordings) > 1 and not (args.window or identifying):
+        return "several recordings are compared with --window or fitted with --identify/--fit"
+    return None
 
 
 def _voltages(voltage: str | None, paths: list[str], bags: list, system) -> list[float | None]:
