@@ -404,6 +404,22 @@ def test_a_misspelt_parameter_is_named_not_ignored():
     assert "unknown parameter 'descripton' ignored (did you mean 'description'?)" in out.stderr
 
 
+def test_a_malformed_params_file_is_a_one_line_error(tmp_path):
+    """rcl refuses a params file it cannot parse: the node says so in one line naming the file
+    and the line (exit 2), not with a traceback."""
+    import subprocess
+    import sys
+
+    bad = tmp_path / "params.yaml"
+    bad.write_text('simulator:\n  ros__parameters:\n    "": 1\n')
+    cmd = [sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "--params-file", str(bad)]
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    line = out.stderr.strip()
+    assert "\n" not in line and line.startswith("simulator: error: Failed to parse ROS arguments"), line
+    assert str(bad) in line and "line 3" in line
+
+
 def test_unknown_parameters_are_named_and_none_is_left_declared(capfd):
     """Overrides are declared from the node's own list (rclpy's public API): a misspelt name is
     named and undeclared again, a qos_overrides one undeclared quietly, and an integer given for

@@ -881,7 +881,12 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         "| -r __ns:=/rov1\n\n" + doc[doc.find("Parameters") :],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    return parser.parse_args(remove_ros_args(argv)[1:])
+    try:
+        own = remove_ros_args(argv)[1:]
+    except RuntimeError as exc:  # rcl's RCLInvalidROSArgsError: a malformed --ros-args or params file
+        print(f"simulator: error: {str(exc).split(', at /')[0]}", file=sys.stderr)  # not rcl's sources
+        raise SystemExit(2) from None
+    return parser.parse_args(own)
 
 
 def main(args: list[str] | None = None) -> None:
