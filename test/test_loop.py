@@ -142,20 +142,28 @@ def test_lockstep_hooks_follow_the_peers_frames_in_simulated_time(system):
     5 steps and sensors every 3: the clock hook after each stepped frame; the sensor hook at
     steps 3, 6, ... as simulated time passes them (each once); publishing at the first frame,
     then at the first frame at or past each 50 ms since the last; after the peer restarts
-    (time back to 0) at once again, and the sensor steps count from there."""
+    (time back to 0) at once again, and the sensor steps count from there. The peer waits for
+    its frames without the loop's lock (an input is not held up by a silent peer) and steps
+    holding it."""
     loop = _loop(system, publish_every=5, sensor_every=3, real_time_factor=0.0)
     stop = threading.Event()
     calls = {"n": 0, "frames": 0}
     events: list[tuple] = []
 
-    def serve() -> bool:
+    free: list[bool] = []
+
+    def serve(lock) -> bool:
         calls["n"] += 1
+        other = threading.Thread(target=lambda: free.append(lock.acquire(timeout=0) and not lock.release()))
+        other.start()
+        other.join()
         if calls["n"] % 4 == 0:
             return False  # no frame within the wait
-        calls["frames"] += 1
-        if calls["frames"] == 61:  # the peer restarted: its state and time from the start
-            loop.sim.reset(system.initial_q)
-        loop.sim.step(0.004)
+        with lock:
+            calls["frames"] += 1
+            if calls["frames"] == 61:  # the peer restarted: its state and time from the start
+                loop.sim.reset(system.initial_q)
+            loop.sim.step(0.004)
         if calls["frames"] == 80:
             stop.set()
         return True
@@ -172,5 +180,6 @@ def test_lockstep_hooks_follow_the_peers_frames_in_simulated_time(system):
     sensed = [e[1] for e in events if e[0] == "sensor"]
     assert sensed == [*range(3, 25, 3), 3, 6]  # 60 frames: 0.24 s; then 20 frames: 0.08 s
     assert loop.ticks == len(published) and loop.step_count == 8
+    assert len(free) == calls["n"] and all(free)  # another thread could take the lock every time
     # a false ok() ends it as stop does, without serving
-    loop.run_lockstep(lambda: 1 / 0, threading.Event(), ok=lambda: False)
+    loop.run_lockstep(lambda lock: 1 / 0, threading.Event(), ok=lambda: False)

@@ -176,11 +176,15 @@ class SimulationLoop:
                     stop.wait(delay)
 
     def run_lockstep(
-        self, serve: Callable[[], bool], stop: threading.Event, ok: Callable[[], bool] = lambda: True
+        self,
+        serve: Callable[[threading.RLock], bool],
+        stop: threading.Event,
+        ok: Callable[[], bool] = lambda: True,
     ) -> None:
-        """Lock-step with a peer that steps the physics itself (ArduPilot SITL: ``serve()``
-        waits for one of its frames and answers it, True when that stepped ``sim``), until
-        ``stop`` is set or ``ok()`` is false. The peer keeps the pace and the step size; pause,
+        """Lock-step with a peer that steps the physics itself (ArduPilot SITL: ``serve(lock)``
+        waits for one of its frames, without ``lock``, and answers it holding ``lock``; True
+        when that stepped ``sim``), until ``stop`` is set or ``ok()`` is false: inputs are not
+        held up while the peer is silent. The peer keeps the pace and the step size; pause,
         step requests, deadlines and the autopilot hook do not apply. After each frame that
         stepped, ``step_count`` is simulated time in steps of ``dt`` (rounded down), then run
         the clock hook, the sensor hook at each multiple of ``sensor_every`` the frame passed,
@@ -190,9 +194,9 @@ class SimulationLoop:
         next_publish = self.sim.state.t
         sps = self.sensor_every
         while not stop.is_set() and ok():
+            if not serve(self.lock):
+                continue
             with self.lock:
-                if not serve():
-                    continue
                 t = self.sim.state.t
                 last, now = self.step_count, math.floor(t / self.dt + 1e-6)
                 self.step_count = now

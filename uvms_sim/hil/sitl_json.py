@@ -42,6 +42,7 @@ import ipaddress
 import socket
 import struct
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -302,8 +303,9 @@ class SitlJsonBackend:
         return True
 
     # -- the socket -----------------------------------------------------------------------------
-    def serve_once(self, timeout: float = 0.1) -> bool:
-        """Wait up to ``timeout`` for a datagram and answer it; True if one was stepped or resent."""
+    def serve_once(self, timeout: float = 0.1, lock: AbstractContextManager | None = None) -> bool:
+        """Wait up to ``timeout`` for a datagram and answer it; True if one was stepped or resent.
+        With ``lock``, only the answer (the physics step) is made holding it, not the wait."""
         times = self.times
         t0 = time.perf_counter()
         try:
@@ -316,9 +318,8 @@ class SitlJsonBackend:
             self.throttle.warn("socket", f"SITL socket error ignored: {exc}")
             return False
         t1 = time.perf_counter()
-        if not self.accept(addr, time.monotonic()):
-            return False
-        reply = self.handle(data)
+        with lock or nullcontext():
+            reply = self.handle(data) if self.accept(addr, time.monotonic()) else None
         if reply is None:
             return False
         try:
