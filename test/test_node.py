@@ -422,15 +422,17 @@ def test_a_malformed_params_file_is_a_one_line_error(tmp_path):
 
 def test_unknown_parameters_are_named_and_none_is_left_declared(capfd):
     """Overrides are declared from the node's own list (rclpy's public API): a misspelt name is
-    named and undeclared again, a qos_overrides one undeclared quietly, and an integer given for
-    a float parameter still reaches check_parameter (its type is not fixed by the override)."""
+    named and undeclared again, a qos_overrides one undeclared quietly, an empty one (which
+    rclpy cannot declare) named too, and an integer given for a float parameter still reaches
+    check_parameter (its type is not fixed by the override)."""
     qos = "qos_overrides./tf.publisher.depth"
-    with simulator(descripton="bluerov2", physics_rate=250, **{qos: 5}) as (sim, _user, _executor):
+    with simulator(descripton="bluerov2", physics_rate=250, **{qos: 5, "": 1}) as (sim, _user, _executor):
         names = set(sim.list_parameters([], 0).names)
         assert "descripton" not in names and qos not in names and "description" in names
         assert sim.get_parameter("physics_rate").value == 250 and sim.dt == 1 / 250
     err = capfd.readouterr().err
     assert "unknown parameter 'descripton' ignored (did you mean 'description'?)" in err
+    assert "unknown parameter '' ignored" in err  # a name rclpy cannot declare (Python API only)
     assert "qos_overrides" not in err and "start_type_description_service" not in err
 
 

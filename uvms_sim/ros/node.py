@@ -409,8 +409,18 @@ class SimulatorNode(Node):
 
     def __init__(self, **kwargs) -> None:
         # every override is declared as given, so that the names not in PARAMETERS can be found
-        # through the public API (and refused by name) before they are undeclared again
-        super().__init__("simulator", automatically_declare_parameters_from_overrides=True, **kwargs)
+        # through the public API (and refused by name) before they are undeclared again; rclpy
+        # cannot declare an empty name, which only the Python API lets through
+        given = kwargs.pop("parameter_overrides", None) or []
+        named = [p for p in given if p.name]
+        super().__init__(
+            "simulator",
+            parameter_overrides=named,
+            automatically_declare_parameters_from_overrides=True,
+            **kwargs,
+        )
+        if len(named) < len(given):
+            self.get_logger().warning("unknown parameter '' ignored")
         self.log_handler = RosLogHandler(self)  # the core's warnings (log.Throttle) into the ROS log
         core_logger.addHandler(self.log_handler)
         get = self._declare_parameters().__getitem__
