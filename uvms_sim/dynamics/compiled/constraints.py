@@ -68,12 +68,12 @@ def _pose_error(WB, p, c, E, r, beta2, Rt, Rc, b, o):
             for kk in range(3):
                 s += WB[p, WRW + 3 * a + kk] * E[bb, kk]
             Rt[a, bb] = s
-    for a in range(3):  # e_p = R_cᵀ d with d = p_c - p_p - R_p r
-        s = 0.0
-        for j in range(3):
-            row = WB[p, WRW + 3 * j] * r[0] + WB[p, WRW + 3 * j + 1] * r[1] + WB[p, WRW + 3 * j + 2] * r[2]
-            s += Rc[j, a] * (WB[c, WPW + j] - WB[p, WPW + j] - row)
-        b[o + a] -= beta2 * s
+    P, C = WB[p], WB[c]  # e_p = R_cᵀ d with d = p_c - p_p - R_p r (R_p row-major at WRW)
+    d0 = C[WPW] - P[WPW] - (P[WRW] * r[0] + P[WRW + 1] * r[1] + P[WRW + 2] * r[2])
+    d1 = C[WPW + 1] - P[WPW + 1] - (P[WRW + 3] * r[0] + P[WRW + 4] * r[1] + P[WRW + 5] * r[2])
+    d2 = C[WPW + 2] - P[WPW + 2] - (P[WRW + 6] * r[0] + P[WRW + 7] * r[1] + P[WRW + 8] * r[2])
+    for a in range(3):
+        b[o + a] -= beta2 * (Rc[0, a] * d0 + Rc[1, a] * d1 + Rc[2, a] * d2)
     tw, tx, ty, tz = _mat2quat(Rt)
     cw, cx, cy, cz = _mat2quat(Rc)
     ew, ex, ey, ez = _qmult(tw, -tx, -ty, -tz, cw, cx, cy, cz)
@@ -106,14 +106,8 @@ def _constraint_rows(BF, BI, CI, CF, WB, S, CS, nv):
         # X = [[E, -E r~], [0, E]]: applied to the columns of J_p, to a⁰_p and to v_p
         for col in range(nv + 2):
             if col < nv:
-                m0, m1, m2, w0, w1, w2 = (
-                    Jp[0, col],
-                    Jp[1, col],
-                    Jp[2, col],
-                    Jp[3, col],
-                    Jp[4, col],
-                    Jp[5, col],
-                )
+                m0, m1, m2 = Jp[0, col], Jp[1, col], Jp[2, col]
+                w0, w1, w2 = Jp[3, col], Jp[4, col], Jp[5, col]
             else:
                 src = a0[p] if col == nv else WB[p, WV : WV + 6]
                 m0, m1, m2, w0, w1, w2 = src[0], src[1], src[2], src[3], src[4], src[5]
