@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from uvms_sim.loop import SimulationLoop, steps_per
+from uvms_sim.loop import Cadence, SimulationLoop, steps_per
 from uvms_sim.model import load
 from uvms_sim.simulator import Simulator
 
@@ -28,6 +28,32 @@ def _loop(system, **kw) -> SimulationLoop:
 
 def test_steps_per_rounds_and_is_at_least_one():
     assert steps_per(50.0, 0.002) == 10 and steps_per(250.0, 0.002) == 2 and steps_per(1e4, 0.002) == 1
+
+
+def test_a_cadence_keeps_its_period_in_simulated_time_and_its_wall_clock_cap():
+    """Publish ticks of 0.02 s summed as simulated time is (100,000 of them: the sum drifts
+    from the multiples of 0.02): an event of period 0.1 s is due at every fifth tick, never one
+    early or late. With a wall-clock cap, a simulation faster than the wall clock gets one event
+    per wall period, however many periods of simulated time passed; ``force`` ignores both."""
+    cadence = Cadence(0.1)
+    t, due = 0.0, []
+    for k in range(1, 100_001):
+        t += 0.02
+        if cadence.due(t):
+            due.append(k)
+    assert due == list(range(1, 100_001, 5)) and abs(t - 2000.0) > 1e-12
+    assert cadence.next_time == pytest.approx(t - 0.02 * 4 + 0.1)
+
+    wall = [0.0]
+    capped = Cadence(0.1, wall_period=1.0 / 30.0, clock=lambda: wall[0])
+    fired = []
+    for k in range(1, 301):  # 6 s of simulated time in 0.75 s of wall time
+        wall[0] = k / 400.0
+        if capped.due(0.02 * k):
+            fired.append(k)
+    # every 14th tick (the first after 1/30 s of wall time), not every 5th (10 Hz simulated)
+    assert fired == list(range(1, 301, 14))
+    assert not capped.due(6.0) and capped.due(6.0, force=True) and not capped.due(6.05)
 
 
 def test_a_tick_groups_steps_between_autopilot_and_clock_events(system):

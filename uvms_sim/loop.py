@@ -11,7 +11,9 @@ times as fast as the wall clock (0: as fast as possible), until told to stop.
 
 Everything here is deterministic in simulated time: the tests drive ``tick`` directly, and
 ``run`` with an injected clock. ``run_lockstep`` hands the stepping to a peer that keeps
-its own pace (ArduPilot SITL) and keeps the clock and publish hooks.
+its own pace (ArduPilot SITL) and keeps the clock and publish hooks. A ``Cadence`` thins an
+event out to a rate of simulated time and of the wall clock (markers, the browser view,
+mavros/state, the replay's autopilot).
 """
 
 from __future__ import annotations
@@ -47,6 +49,34 @@ class Deadline:
             return False
         self.last = -math.inf
         self.on_expiry()
+        return True
+
+
+@dataclass
+class Cadence:
+    """An event at most once per ``period`` seconds of simulated time and, with ``wall_period``
+    > 0, at most once per ``wall_period`` seconds of ``clock`` (no viewer draws faster than its
+    screen, however fast the simulation runs): ``due(t)`` says whether the event happens at
+    simulated time ``t``, and when it does, the next is due ``period`` later (``next_time``).
+    Simulated time is a sum of steps: a time short of ``next_time`` by a millionth of a period
+    has reached it. ``force`` makes it due now, whatever the rates."""
+
+    period: float
+    wall_period: float = 0.0
+    clock: Callable[[], float] = time.monotonic
+    next_time: float = -math.inf
+    next_wall: float = -math.inf
+
+    def due(self, t: float, force: bool = False) -> bool:
+        if not force:
+            if t < self.next_time - 1e-6 * self.period:
+                return False
+            if self.wall_period > 0.0:
+                now = self.clock()
+                if now < self.next_wall:
+                    return False
+                self.next_wall = now + self.wall_period
+        self.next_time = t + self.period
         return True
 
 

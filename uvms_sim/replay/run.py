@@ -24,6 +24,7 @@ from ..frames import (
     quat_ned_frd_to_enu_flu,
 )
 from ..log import logger
+from ..loop import Cadence
 from ..model.system import System
 from ..simulator import Simulator
 from .bag import BagContents, odometry_message, typestore, write_bag
@@ -145,14 +146,13 @@ class _Pilot:
                 f"RC override replay needs an ArduSub frame: motor numbers {bank.motors} are not 1-6 or 1-8"
             )
         self.autopilot = ArduSubEmulator(frame, directions=bank.motor_directions())
-        self.period = 1.0 / rate
         self.bank = bank
         self.t_rc, self.rc = np.asarray(bag.overrides.t), bag.overrides.values
         self.t_state, self.states = np.asarray(bag.autopilot_states.t), bag.autopilot_states.values
         if not len(self.t_state):
             self.autopilot.arm(True)  # no State messages: an armed vehicle in MANUAL
         self.k_rc = self.k_state = 0
-        self.next_update = -np.inf
+        self.cadence = Cadence(1.0 / rate)
 
     def update(self, sim) -> float:
         """Apply the messages due, run the autopilot if its period is up; time to its next run."""
@@ -168,11 +168,10 @@ class _Pilot:
         while self.k_rc < len(self.t_rc) and self.t_rc[self.k_rc] <= t + 1e-12:
             self.autopilot.set_rc(self.rc[self.k_rc][:8])
             self.k_rc += 1
-        if t >= self.next_update - 1e-12:
+        if self.cadence.due(t):
             state = VehicleState.from_free_joint(sim.state.q[:7], sim.state.v[:6])
-            self.bank.set_motor_pwm(self.autopilot.update(state, self.period))
-            self.next_update = t + self.period
-        return max(self.next_update - t, 1e-9)
+            self.bank.set_motor_pwm(self.autopilot.update(state, self.cadence.period))
+        return max(self.cadence.next_time - t, 1e-9)
 
 
 def free_joint_state(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

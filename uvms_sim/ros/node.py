@@ -29,10 +29,10 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
 - ``battery_voltage`` (V; 0: the description's): the supply voltage of the thrusters modelled
   from Blue Robotics' T200 tables (preset ``t200``, 10-20 V); ``ros2 param set`` changes it
   while the simulation runs (a value outside 10-20 V is refused).
-- ``marker_rate`` (Hz of simulated time, 10; 0: off): how often ``markers`` (thrust arrows,
-  water surface, seabeds, current) are published for RViz, and at most 30 times a wall-clock
-  second when the simulation runs faster than real time; ``robot_description`` is published
-  once.
+- ``marker_rate`` (Hz of simulated time, 10; 0: off): how often at most ``markers`` (thrust
+  arrows, water surface, seabeds, current) are published for RViz (at the first publish period
+  each 1/``marker_rate`` s), and at most 30 times a wall-clock second when the simulation runs
+  faster than real time; ``robot_description`` is published once.
 - ``sensor_noise`` (true), ``sensor_seed`` (0): the noisy sensors a description declares
   (``vehicles[].sensors``: IMU, pressure, magnetometer, altimeter, DVL) publish on
   ``sensors/<name>`` (``uvms_sim.ros.sensor_topics``), deterministic for a seed; false: exact
@@ -79,7 +79,6 @@ import math
 import signal
 import sys
 import threading
-import time
 from functools import partial
 
 import numpy as np
@@ -106,7 +105,7 @@ from ..actuators.joints import JointMotors
 from ..dynamics.rnea import rnea
 from ..log import Throttle
 from ..log import logger as core_logger
-from ..loop import SimulationLoop, steps_per
+from ..loop import Cadence, SimulationLoop, steps_per
 from ..model import ConfigError, load
 from ..model.configs import resolve
 from ..model.kinematics import placements
@@ -470,7 +469,7 @@ class SimulatorNode(Node):
         self.joint_deadline = self.loop.deadline(self.joints_expired)
         self.recoveries = 0
         self.failed: Exception | None = None
-        self.ticks_per_state = max(1, round(float(get("publish_rate")) / 5.0))  # mavros/state at ~5 Hz
+        self.state_cadence = Cadence(0.2)  # mavros/state at 5 Hz (at most: once per publish period)
         self.loop.on_autopilot = [io.shim.update for io in self.vehicles if io.shim is not None]
         self.loop.on_clock = self.clock_tick if self.sim_time else None
         self.loop.on_publish = self.publish_tick
@@ -482,8 +481,7 @@ class SimulatorNode(Node):
         self.publish_static()
         self.scene = Scene(self, self.system, get("frame_prefix"), self.frame_id)
         marker_rate = float(get("marker_rate"))
-        self.ticks_per_marker = max(1, round(float(get("publish_rate")) / marker_rate)) if marker_rate else 0
-        self.next_marker_wall = 0.0
+        self.marker_cadence = Cadence(1.0 / marker_rate, 1.0 / MARKER_WALL_RATE) if marker_rate else None
         self.view = None
         if int(get("web_view_port")):
             from ..viz.rerun_view import RerunView
@@ -758,18 +756,14 @@ class SimulatorNode(Node):
             self.get_logger().warning(f"no joint_commands for {self.loop.timeout} s: joints to zero effort")
 
     def publish_tick(self) -> None:
-        """The loop's publish hook: the state, mavros/state at about 5 Hz, the markers and the
-        browser view at their rates."""
+        """The loop's publish hook: the state, then mavros/state, the markers and the browser
+        view when their cadences (``loop.Cadence``) say so."""
         try:
             self.publish_state()
-            marker = self.ticks_per_marker and self.loop.ticks % self.ticks_per_marker == 0
-            if marker:  # and at most MARKER_WALL_RATE a wall-clock second: no viewer draws more
-                now = time.monotonic()
-                marker = now >= self.next_marker_wall
-                self.next_marker_wall = now + 1.0 / MARKER_WALL_RATE if marker else self.next_marker_wall
             sim = self.sim
             t = sim.state.t
-            view = self.view if self.view is not None and self.view.due(t) else None
+            marker = self.marker_cadence is not None and self.marker_cadence.due(t)
+            view = self.view if self.view is not None and self.view.cadence.due(t) else None
             if marker or view is not None:  # one frame of the scene for both
                 thrust = None if sim.thrusters is None else sim.thrusters.thrust
                 frame = self.scene.frame(sim.state.q, thrust)
@@ -777,7 +771,7 @@ class SimulatorNode(Node):
                     view.log(t, frame)
                 if marker:
                     self.scene.publish(self.stamp(), t, frame)
-            if self.loop.ticks % self.ticks_per_state == 0:
+            if self.state_cadence.due(t):
                 for io in self.vehicles:
                     if io.shim is not None:
                         io.shim.publish_state()

@@ -16,12 +16,12 @@ second, not 1500.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
 from transforms3d.euler import euler2mat
 
+from ..loop import Cadence
 from ..model.naming import tf_names
 from ..model.system import System
 from ..model.urdf_writer import link_visuals
@@ -76,10 +76,8 @@ class RerunView:
             rr.serve_web_viewer(web_port=web_port, open_browser=False, connect_to=self.url)
         elif save:
             self.rec.save(str(save), default_blueprint=blueprint)
-        self.period = 1.0 / rate
-        self.live = bool(web_port)
-        self.next_sim = -np.inf
-        self.next_wall = 0.0
+        # served live, also at most ``rate`` frames a wall-clock second
+        self.cadence = Cadence(1.0 / rate, 1.0 / rate if web_port else 0.0)
         self._log_static()
 
     @property
@@ -152,22 +150,9 @@ class RerunView:
     def update(self, t: float, q: np.ndarray, thrust: np.ndarray | None = None, force: bool = False) -> bool:
         """Log the state at simulated time ``t`` if its turn has come (module doc); whether it
         was logged."""
-        if not self.due(t, force):
+        if not self.cadence.due(t, force):
             return False
         self.log(t, self.scene.frame(q, thrust))
-        return True
-
-    def due(self, t: float, force: bool = False) -> bool:
-        """Whether a frame at simulated time ``t`` is to be logged (module doc); if so, the
-        next one is due a period later."""
-        if not force and t < self.next_sim:
-            return False
-        if self.live and not force:
-            now = time.monotonic()
-            if now < self.next_wall:
-                return False
-            self.next_wall = now + self.period
-        self.next_sim = t + self.period
         return True
 
     def log(self, t: float, frame: Frame) -> None:
