@@ -36,6 +36,7 @@ from transforms3d.quaternions import quat2mat
 
 from ..actuators.bank import ThrusterBank
 from ..log import Throttle
+from ..loop import Cadence
 from ..sensors import absolute_pressure, current_accelerations, specific_force
 from ..simulator import Simulator
 
@@ -60,8 +61,7 @@ class MavlinkHil:
         self.bank: ThrusterBank = sim.thrusters
         self.link = mavutil.mavlink_connection(connection, source_system=1, source_component=200, **kwargs)
         self.home = home
-        self.state_period = 1.0 / state_rate
-        self.next_state = 0.0
+        self.state_cadence = Cadence(1.0 / state_rate)  # HIL_STATE_QUATERNION
         numbered = sorted({m for m in sim.thrusters.motors if m})
         self.motors = [m for m in numbered if m <= 16]
         self.received = {"SERVO_OUTPUT_RAW": 0, "HIL_ACTUATOR_CONTROLS": 0}
@@ -162,8 +162,7 @@ class MavlinkHil:
             15.0,
             0x1FFF,
         )
-        if sim.state.t >= self.next_state:
-            self.next_state = sim.state.t + self.state_period
+        if self.state_cadence.due(sim.state.t):
             vel = R @ v[:3]
             lat = self.home[0] + math.degrees(q[0] / EARTH_RADIUS)
             lon = self.home[1] + math.degrees(q[1] / (EARTH_RADIUS * math.cos(math.radians(self.home[0]))))
