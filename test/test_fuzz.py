@@ -231,7 +231,7 @@ def test_node_topics_services_and_parameters_survive_hostile_input():
     from std_msgs.msg import UInt16MultiArray
     from std_srvs.srv import SetBool, Trigger
 
-    from uvms_sim.ros.node import PARAMETERS
+    from uvms_sim.ros.parameters import PARAMETERS
 
     rng = np.random.default_rng(23)
     with simulator(description="bluerov2_light_arm", real_time_factor=0.0) as (sim, user, executor):
@@ -460,7 +460,7 @@ def test_echo_and_record_take_hostile_topic_names(tmp_path, capsys):
 def test_start_parameters_refuse_hostile_values():
     """The world-frame and frame-id parameters: a wrong type, length or a non-finite or absurd
     number is a ValueError naming the parameter (the node turns it into a one-line error)."""
-    from uvms_sim.ros.node import check_parameter
+    from uvms_sim.ros.parameters import check_parameter
 
     for bad in ("1,2,3", [1.0, 2.0], [1.0, 2.0, 3.0, 4.0], [float("nan"), 0.0, 0.0], [1e9, 0.0, 0.0],
                 [True, 0.0, 0.0], ["a", 0.0, 0.0], 5.0, None):  # fmt: skip

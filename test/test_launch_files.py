@@ -19,7 +19,7 @@ LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))
 
 
 def node_parameters() -> set[str]:
-    from uvms_sim.ros.node import PARAMETERS
+    from uvms_sim.ros.parameters import PARAMETERS
 
     return set(PARAMETERS) | {"use_sim_time"}
 

@@ -75,7 +75,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import logging
-import math
 import signal
 import sys
 import threading
@@ -84,8 +83,7 @@ from functools import partial
 import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Pose, PoseStamped, TransformStamped, WrenchStamped
-from nav_msgs.msg import Odometry
+from geometry_msgs.msg import Pose, TransformStamped, WrenchStamped
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import ROSClock
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -94,8 +92,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.time import Time as RclpyTime
 from rclpy.utilities import remove_ros_args
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import FluidPressure, Imu, JointState
-from std_msgs.msg import Float64, Float64MultiArray, UInt16MultiArray
+from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 from transforms3d.quaternions import qmult
@@ -109,97 +106,17 @@ from ..loop import Cadence, SimulationLoop, steps_per
 from ..model import ConfigError, load
 from ..model.configs import resolve
 from ..model.kinematics import placements
-from ..sensors import absolute_pressure, current_accelerations, specific_force
+from ..sensors import current_accelerations
 from ..sensors.estimator import Estimator
 from ..sensors.suite import SensorSuite
 from ..simulator import Simulator
 from . import messages
-from .mavros_shim import MavrosShim, infer_frame, wanted
+from .parameters import PARAMETERS, check_parameter
 from .scene import Scene
 from .sensor_topics import SensorTopics
+from .vehicle_io import VehicleIO
 
-PARAMETERS = {
-    "description": "bluerov2",
-    "physics_rate": 500.0,
-    "publish_rate": 50.0,
-    "clock_rate": 250.0,
-    "real_time_factor": 1.0,
-    "frame_id": "odom",
-    "frame_prefix": "",
-    "command_timeout": 0.5,
-    "publish_joint_wrenches": False,
-    "ardusub_frame": "auto",
-    "mavros_namespace": "mavros",
-    "autopilot_rate": 200.0,
-    "sitl_port": 0,
-    "sitl_bind": "127.0.0.1",
-    "battery_voltage": 0.0,
-    "world_frame": "map",
-    "world_offset": [0.0, 0.0, 0.0],
-    "local_position_frame_id": "",
-    "local_position_child_frame_id": "",
-    "marker_rate": 10.0,
-    "sensor_noise": True,
-    "sensor_seed": 0,
-    "web_view_port": 0,
-    "web_view_rate": 30.0,
-}
-
-
-# Numeric parameters: (lowest, highest) accepted. Integers are accepted for floats (ROS users
-# write ``physics_rate:=1000``); anything else, or a value out of range, stops the node with a
-# one-line error naming the parameter.
-RANGES = {
-    "physics_rate": (1.0, 20000.0),
-    "publish_rate": (0.1, 1000.0),
-    "clock_rate": (0.1, 10000.0),
-    "autopilot_rate": (1.0, 2000.0),
-    "real_time_factor": (0.0, 1000.0),
-    "command_timeout": (0.0, 3600.0),
-    "battery_voltage": (0.0, 20.0),
-    "sitl_port": (0, 65535),
-    "marker_rate": (0.0, 1000.0),
-    "sensor_seed": (0, 2**31 - 1),
-    "web_view_port": (0, 65534),
-    "web_view_rate": (0.1, 1000.0),
-}
 MARKER_WALL_RATE = 30.0  # Hz: markers at most this often in wall-clock time, however fast the simulation runs
-MAX_POSITION = 1.0e5  # m: a set_pose farther from the origin than this is refused
-
-
-def check_parameter(name: str, value):
-    """``value`` of parameter ``name`` as its type, or ValueError saying what was expected."""
-    default = PARAMETERS[name]
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ValueError(f"parameter {name}: expected true or false, got {value!r}")
-        return value
-    if isinstance(default, str):
-        if not isinstance(value, str):
-            raise ValueError(f"parameter {name}: expected a text, got {value!r}")
-        return value
-    if isinstance(default, list):
-        values = list(value) if isinstance(value, list | tuple) else None
-        if (
-            values is None
-            or len(values) != len(default)
-            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in values)
-            or not all(math.isfinite(x) and abs(x) <= MAX_POSITION for x in values)
-        ):
-            raise ValueError(
-                f"parameter {name}: expected {len(default)} finite numbers (m, m, rad), got {value!r}"
-            )
-        return [float(x) for x in values]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"parameter {name}: expected a number, got {value!r}")
-    if isinstance(default, int) and value != int(value):
-        raise ValueError(f"parameter {name}: expected an integer, got {value!r}")
-    lo, hi = RANGES[name]
-    if name == "battery_voltage" and value != 0 and not 10.0 <= value <= 20.0:
-        raise ValueError(f"parameter {name}: expected 0 (the description's) or 10-20 V, got {value!r}")
-    if not lo <= value <= hi:
-        raise ValueError(f"parameter {name}: expected {lo:g} to {hi:g}, got {value!r}")
-    return float(value) if isinstance(default, float) else int(value)
 
 
 class RosLogHandler(logging.Handler):
@@ -212,195 +129,6 @@ class RosLogHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         log = self.node.get_logger()
         (log.error if record.levelno >= logging.ERROR else log.warning)(record.getMessage())
-
-
-class VehicleIO:
-    """Topics of one free vehicle."""
-
-    def __init__(self, node: SimulatorNode, vf: messages.VehicleFrames, ns: str) -> None:
-        sim = node.sim
-        self.frames = vf
-        self.ns = ns
-        # reused every publish (messages.odometry): frames and covariances written once
-        self.odom_msg: Odometry | None = None
-        self.imu_msg: Imu | None = None
-        bank = sim.thrusters
-        # this vehicle's thrusters, then those of vehicles bolted into its tree (fixed joints)
-        model = sim.model
-        order: dict[str, int] = {}
-        for rank, v in enumerate(node.system.vehicles):
-            top = model.body_index(v.root)
-            while model.parents[top] >= 0:
-                top = model.parents[top]
-            if top == vf.root:
-                order.update({t.name: rank for t in v.thrusters})
-        self.bank = bank  # the simulator's thrusters (None: this system has none)
-        names = [] if bank is None else bank.names
-        motors = [] if bank is None else bank.motors
-        idx = [k for k, n in enumerate(names) if n in order]
-        # servo order: by vehicle, then motor number; thrusters without one after them
-        self.thrusters = sorted(idx, key=lambda k: (order[names[k]], motors[k] is None, motors[k] or 0, k))
-        self.odom = node.create_publisher(Odometry, ns + "odom", 10)
-        self.imu = node.create_publisher(Imu, ns + "imu", 10)
-        self.pressure = node.create_publisher(FluidPressure, ns + "pressure", 10)
-        self.depth = node.create_publisher(Float64, ns + "depth", 10)
-        if self.thrusters:
-            self.thrust = node.create_publisher(Float64MultiArray, ns + "thrusters/thrust", 10)
-            self.current = node.create_publisher(Float64MultiArray, ns + "thrusters/current", 10)
-            node.create_subscription(UInt16MultiArray, ns + "thrusters/pwm", self.on_pwm, 10)
-        node.create_subscription(WrenchStamped, ns + "cmd_wrench", self.on_wrench, 10)
-        node.create_subscription(PoseStamped, ns + "set_pose", self.on_set_pose, 10)
-        self.node = node
-        self.pwm_deadline = node.loop.deadline(self.pwm_expired)
-        self.wrench_deadline = node.loop.deadline(self.wrench_expired)
-        self.shim: MavrosShim | None = None
-        self.estimator: Estimator | None = None
-        frame = node.get_parameter("ardusub_frame").value
-        if node.sitl is not None:
-            frame = "none"  # the real ArduSub in SITL drives the thrusters
-        if frame == "auto":
-            frame = infer_frame([motors[k] for k in self.thrusters]) if self.thrusters else None
-        if frame and frame != "none":
-            self.shim = MavrosShim(node, self, frame, node.get_parameter("mavros_namespace").value)
-
-    def estimated(self, stamp, q, v) -> tuple[Odometry, Imu]:
-        """Odometry and IMU messages of the estimate (``sensors.estimator``), with covariances
-        that say how well it knows: orientation and rates to about 1 degree and 0.01 rad/s, depth
-        to 5 cm, horizontal position to 0.5 m with a DVL (unknown without one)."""
-        est = self.estimator
-        assert est is not None
-        est.update_truth(q, v)
-        qe, ve = est.state()
-        node = self.node
-        odom = messages.odometry(stamp, node.frame_id, self.frames.flu, qe, ve)
-        horizontal = 0.25 if "dvl" in est.has else 1e6
-        odom.pose.covariance = (
-            np.diag([horizontal, horizontal, 0.0025, 3e-4, 3e-4, 3e-4]).reshape(-1).tolist()
-        )
-        odom.twist.covariance = np.diag([0.01, 0.01, 0.01, 1e-4, 1e-4, 1e-4]).reshape(-1).tolist()
-        accel = est.accel if est.accel is not None else np.array([0.0, 0.0, -node.sim.env.gravity])
-        imu = messages.imu(stamp, self.frames.flu, qe[3:7], ve[3:6], accel)
-        imu.orientation_covariance = np.diag([3e-4] * 3).reshape(-1).tolist()
-        return odom, imu
-
-    def on_pwm(self, msg: UInt16MultiArray) -> None:
-        node = self.node
-        if self.shim is not None:
-            node.warn(
-                f"{self.ns}pwm-shim",
-                f"{self.ns}thrusters/pwm ignored: the emulated ArduSub drives the thrusters",
-            )
-            return
-        values = np.asarray(msg.data, dtype=float)
-        if len(values) < len(self.thrusters):  # longer is fine: servo outputs past the thrusters
-            node.warn(
-                f"{self.ns}pwm",
-                f"{self.ns}thrusters/pwm needs {len(self.thrusters)} values, got {len(values)}",
-            )
-            return
-        values = values[: len(self.thrusters)]
-        if self.bank is None:
-            return
-        with node.lock:
-            pwm = self.bank.pwm.copy()
-            pwm[self.thrusters] = values
-            node.sim.set_thruster_pwm(pwm)  # clamps out-of-range values, with a throttled warning
-            self.pwm_deadline.touch(node.sim.state.t)
-
-    def on_wrench(self, msg: WrenchStamped) -> None:
-        f, m = msg.wrench.force, msg.wrench.torque
-        w = np.array([f.x, f.y, f.z, m.x, m.y, m.z])
-        if not np.all(np.isfinite(w)):
-            self.node.warn(f"{self.ns}wrench", f"{self.ns}cmd_wrench with NaN/inf rejected")
-            return
-        with self.node.lock:
-            self.node.sim.set_body_wrench(
-                self.frames.root, np.concatenate((frames.body_frd_flu(w[:3]), frames.body_frd_flu(w[3:])))
-            )
-            self.wrench_deadline.touch(self.node.sim.state.t)
-
-    def on_set_pose(self, msg: PoseStamped) -> None:
-        p, o = msg.pose.position, msg.pose.orientation
-        pos = np.array([p.x, p.y, p.z])
-        quat = np.array([o.w, o.x, o.y, o.z])
-        scale = np.max(np.abs(quat)) if np.all(np.isfinite(quat)) else 0.0
-        if not (np.all(np.isfinite(pos)) and scale > 0.0 and np.all(np.abs(pos) <= MAX_POSITION)):
-            self.node.warn(
-                f"{self.ns}pose",
-                f"{self.ns}set_pose rejected: NaN, a zero quaternion or a position beyond {MAX_POSITION:g} m",
-            )
-            return
-        quat = quat / scale  # any finite non-zero quaternion, however large, is a rotation
-        node = self.node
-        with node.lock:
-            s = node.sim.model.q_slice(self.frames.root)
-            q = node.sim.state.q.copy()
-            q[s.start : s.start + 3] = frames.position_enu_to_ned(pos)
-            q[s.start + 3 : s.start + 7] = frames.quat_enu_flu_to_ned_frd(quat)
-            t = node.sim.state.t
-            node.sim.reset(q)
-            node.sim.state.t = t  # a teleport: time runs on
-            if self.estimator is not None:  # the autopilot is aligned again where the vehicle now is
-                self.estimator.started = False
-
-    def pwm_expired(self) -> None:
-        """No thrusters/pwm for command_timeout: thrusters to neutral (loop lock held)."""
-        if self.bank is not None and self.thrusters:
-            pwm = self.bank.pwm.copy()
-            pwm[self.thrusters] = 1500.0
-            self.node.sim.set_thruster_pwm(pwm)
-            self.node.get_logger().warning(
-                f"no {self.ns}thrusters/pwm for {self.node.loop.timeout} s: thrusters to neutral"
-            )
-
-    def wrench_expired(self) -> None:
-        """No cmd_wrench for command_timeout: the wrench to zero (loop lock held)."""
-        self.node.sim.set_body_wrench(self.frames.root, np.zeros(6))
-        self.node.get_logger().warning(
-            f"no {self.ns}cmd_wrench for {self.node.loop.timeout} s: wrench to zero"
-        )
-
-    def publish(self, stamp, acc) -> None:
-        """Odometry, IMU, pressure, depth and thrust (and the MAVROS topics); a message is built
-        only for a topic with subscribers (``mavros_shim.wanted``)."""
-        node = self.node
-        sim, data = node.sim, node.sim.data
-        root = self.frames.root
-        s = sim.model.q_slice(root)
-        q, v = sim.state.q[s], data.v[root]
-        shim = self.shim is not None
-        odom = imu = None
-        want_odom, want_imu = wanted(self.odom), wanted(self.imu)
-        if shim or want_odom:
-            odom = messages.odometry(stamp, node.frame_id, self.frames.flu, q, v, self.odom_msg)
-            self.odom_msg = odom
-            if want_odom:
-                self.odom.publish(odom)
-        if shim or want_imu:
-            f = specific_force(data, acc, root, sim.env.gravity)
-            imu = self.imu_msg = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f, self.imu_msg)
-            if want_imu:
-                self.imu.publish(imu)
-        if self.shim is not None:
-            if self.estimator is not None:  # what its sensors tell the autopilot, not the truth
-                odom, imu = self.estimated(stamp, q, v)
-            self.shim.publish(stamp, odom, imu)
-        depth = float(data.p_world[root][2])
-        if wanted(self.pressure):
-            pressure = FluidPressure()
-            pressure.header.stamp = stamp
-            pressure.header.frame_id = self.frames.flu
-            pressure.fluid_pressure = absolute_pressure(depth, sim.env.density, sim.env.gravity)
-            self.pressure.publish(pressure)
-        if wanted(self.depth):
-            self.depth.publish(Float64(data=depth))
-        if self.bank is None or not self.thrusters:
-            return
-        if wanted(self.thrust):
-            self.thrust.publish(Float64MultiArray(data=[float(x) for x in self.bank.thrust[self.thrusters]]))
-        if wanted(self.current):
-            amps = self.bank.currents()[self.thrusters]
-            self.current.publish(Float64MultiArray(data=[float(x) for x in amps]))
 
 
 class SimulatorNode(Node):

@@ -1,0 +1,88 @@
+"""The simulator node's parameters (documented in ``uvms_sim.ros.node``): their defaults, the
+ranges of the numeric ones, and the check that types a given value or names what was expected."""
+
+from __future__ import annotations
+
+import math
+
+PARAMETERS = {
+    "description": "bluerov2",
+    "physics_rate": 500.0,
+    "publish_rate": 50.0,
+    "clock_rate": 250.0,
+    "real_time_factor": 1.0,
+    "frame_id": "odom",
+    "frame_prefix": "",
+    "command_timeout": 0.5,
+    "publish_joint_wrenches": False,
+    "ardusub_frame": "auto",
+    "mavros_namespace": "mavros",
+    "autopilot_rate": 200.0,
+    "sitl_port": 0,
+    "sitl_bind": "127.0.0.1",
+    "battery_voltage": 0.0,
+    "world_frame": "map",
+    "world_offset": [0.0, 0.0, 0.0],
+    "local_position_frame_id": "",
+    "local_position_child_frame_id": "",
+    "marker_rate": 10.0,
+    "sensor_noise": True,
+    "sensor_seed": 0,
+    "web_view_port": 0,
+    "web_view_rate": 30.0,
+}
+
+
+# Numeric parameters: (lowest, highest) accepted. Integers are accepted for floats (ROS users
+# write ``physics_rate:=1000``); anything else, or a value out of range, stops the node with a
+# one-line error naming the parameter.
+RANGES = {
+    "physics_rate": (1.0, 20000.0),
+    "publish_rate": (0.1, 1000.0),
+    "clock_rate": (0.1, 10000.0),
+    "autopilot_rate": (1.0, 2000.0),
+    "real_time_factor": (0.0, 1000.0),
+    "command_timeout": (0.0, 3600.0),
+    "battery_voltage": (0.0, 20.0),
+    "sitl_port": (0, 65535),
+    "marker_rate": (0.0, 1000.0),
+    "sensor_seed": (0, 2**31 - 1),
+    "web_view_port": (0, 65534),
+    "web_view_rate": (0.1, 1000.0),
+}
+MAX_POSITION = 1.0e5  # m: a set_pose farther from the origin than this is refused
+
+
+def check_parameter(name: str, value):
+    """``value`` of parameter ``name`` as its type, or ValueError saying what was expected."""
+    default = PARAMETERS[name]
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ValueError(f"parameter {name}: expected true or false, got {value!r}")
+        return value
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise ValueError(f"parameter {name}: expected a text, got {value!r}")
+        return value
+    if isinstance(default, list):
+        values = list(value) if isinstance(value, list | tuple) else None
+        if (
+            values is None
+            or len(values) != len(default)
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in values)
+            or not all(math.isfinite(x) and abs(x) <= MAX_POSITION for x in values)
+        ):
+            raise ValueError(
+                f"parameter {name}: expected {len(default)} finite numbers (m, m, rad), got {value!r}"
+            )
+        return [float(x) for x in values]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"parameter {name}: expected a number, got {value!r}")
+    if isinstance(default, int) and value != int(value):
+        raise ValueError(f"parameter {name}: expected an integer, got {value!r}")
+    lo, hi = RANGES[name]
+    if name == "battery_voltage" and value != 0 and not 10.0 <= value <= 20.0:
+        raise ValueError(f"parameter {name}: expected 0 (the description's) or 10-20 V, got {value!r}")
+    if not lo <= value <= hi:
+        raise ValueError(f"parameter {name}: expected {lo:g} to {hi:g}, got {value!r}")
+    return float(value) if isinstance(default, float) else int(value)
