@@ -1,0 +1,41 @@
+"""What the ``uvms-sim`` commands share: the refusal of a command line, and argparse types of
+numbers in a range."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def error(message: str) -> int:
+    """Say what is wrong on standard error; the exit status of a refused command line (2)."""
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def number_in(lo: float, hi: float, what: str, unit: str = "", closed: bool = False, kind: type = float):
+    """An argparse type: a number of ``kind`` (float or int) in (lo, hi], or [lo, hi] when
+    ``closed`` (NaN and infinities are not)."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {'an integer' if kind is int else 'a number'}"
+            ) from None
+        if not (lo <= value <= hi if closed else lo < value <= hi):
+            bracket = "[" if closed else "("
+            raise argparse.ArgumentTypeError(
+                f"{text} is not {what} in {bracket}{lo:g}, {hi:g}] {unit}".rstrip()
+            )
+        return value
+
+    return parse
+
+
+rate = number_in(0.0, 100000.0, "a rate", "Hz")
+time_step = number_in(0.0, 1.0, "a step", "s")
+duration = number_in(0.0, 1.0e7, "a duration", "s", closed=True)  # 0: no limit
+count = number_in(0, 10**9, "a count", closed=True, kind=int)
+port = number_in(0, 65535, "a port", closed=True, kind=int)
