@@ -64,6 +64,29 @@ def sname_value(key: str, value: float) -> float:
     return -float(value)
 
 
+def hydro_problem(added_mass: Array, linear_damping: Array, quadratic: Array) -> tuple[str, str] | None:
+    """The first of the three terms that no passive body has, and why, or None: the added mass
+    must be symmetric and positive semi-definite (the water a body moves has the kinetic energy
+    ½ νᵀ M_A ν >= 0), the damping must dissipate (the symmetric part of D_l and d_q >= 0).
+    Tolerances are relative to the largest entry (rounding)."""
+    MA, Dl = np.asarray(added_mass, dtype=float), np.asarray(linear_damping, dtype=float)
+    scale = max(1.0, float(np.abs(MA).max()))
+    if not np.allclose(MA, MA.T, rtol=0.0, atol=1e-12 * scale):
+        return "added_mass", "the added mass matrix must be symmetric"
+    ev = np.linalg.eigvalsh(MA)
+    if ev.min() < -1e-12 * scale:
+        return "added_mass", (
+            f"the added mass must be positive (semi-)definite, its eigenvalues are {ev.round(9).tolist()} "
+            "(the water moves with the kinetic energy ½ νᵀ M_A ν, which only a positive semi-definite M_A "
+            "keeps >= 0)"
+        )
+    if np.linalg.eigvalsh(0.5 * (Dl + Dl.T)).min() < -1e-12 * max(1.0, float(np.abs(Dl).max())):
+        return "linear_damping", "linear damping must be dissipative (its symmetric part must be >= 0)"
+    if np.any(np.asarray(quadratic) < 0.0):
+        return "quadratic_damping", "quadratic damping must be >= 0"
+    return None
+
+
 @dataclass(frozen=True)
 class Hydrodynamics:
     """Added mass, damping and buoyancy of one body (all about the body origin)."""
@@ -79,16 +102,11 @@ class Hydrodynamics:
 
     def __post_init__(self) -> None:
         MA = np.array(self.added_mass, dtype=float).reshape(6, 6)
-        if not np.allclose(MA, MA.T, rtol=0, atol=1e-12 * max(1.0, np.abs(MA).max())):
-            raise ValueError("added_mass must be symmetric")
-        if np.any(np.linalg.eigvalsh(MA) < -1e-12 * max(1.0, np.abs(MA).max())):  # relative: rounding
-            raise ValueError("added_mass must be positive semi-definite")
         Dl = np.array(self.linear_damping, dtype=float).reshape(6, 6)
         dq = np.array(self.quadratic_damping, dtype=float).reshape(6)
-        if np.any(np.linalg.eigvalsh(0.5 * (Dl + Dl.T)) < -1e-12 * max(1.0, np.abs(Dl).max())):
-            raise ValueError("linear_damping must be dissipative (symmetric part >= 0)")
-        if np.any(dq < 0):
-            raise ValueError("quadratic_damping must be >= 0")
+        problem = hydro_problem(MA, Dl, dq)
+        if problem:
+            raise ValueError(problem[1])
         if self.volume < 0:
             raise ValueError("volume must be >= 0")
         for name, value in (("added_mass", MA), ("linear_damping", Dl), ("quadratic_damping", dq)):

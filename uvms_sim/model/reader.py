@@ -17,7 +17,7 @@ from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
 from ..hydro.drag import CylinderDrag
 from ..hydro.environment import STANDARD_GRAVITY, Environment, Seafloor
 from ..hydro.hull import SHAPES, make_hull, shape_columns
-from ..hydro.params import Hydrodynamics, sname_term, sname_value
+from ..hydro.params import Hydrodynamics, hydro_problem, sname_term, sname_value
 from ..log import logger
 from ..spatial import Array, shift_to_origin
 from .body import inertia_problem
@@ -589,18 +589,10 @@ def _hydrodynamics(cur: Cursor) -> Hydrodynamics:
     MA = _six_by_six(cur["added_mass"], "added_mass") if "added_mass" in cur else np.zeros((6, 6))
     Dl = _six_by_six(cur["linear_damping"], "linear_damping") if "linear_damping" in cur else np.zeros((6, 6))
     dq = _quadratic(cur["quadratic_damping"]) if "quadratic_damping" in cur else np.zeros(6)
-    if "added_mass" in cur:
-        if not np.allclose(MA, MA.T, rtol=0.0, atol=1e-12 * max(1.0, np.abs(MA).max())):
-            raise cur["added_mass"].error("the added mass matrix must be symmetric")
-        ev = np.linalg.eigvalsh(MA)
-        if ev.min() < -1e-12 * max(1.0, ev.max()):
-            raise cur["added_mass"].error(
-                f"the added mass must be positive (semi-)definite, its eigenvalues are {ev.round(9).tolist()}"
-            )
-    if "linear_damping" in cur and np.linalg.eigvalsh(0.5 * (Dl + Dl.T)).min() < -1e-12:
-        raise cur["linear_damping"].error(
-            "linear damping must dissipate energy (its symmetric part must be >= 0)"
-        )
+    problem = hydro_problem(MA, Dl, dq)  # as written, before any reference_point
+    if problem:
+        key, message = problem
+        raise (cur[key] if key in cur else cur).error(message)
     drag = _drag(cur["drag"]) if "drag" in cur else None
     if "reference_point" in cur:
         ref = cur["reference_point"].vector(3)
