@@ -334,21 +334,17 @@ def _thruster_model(cur: Cursor) -> tuple[tuple[str, object], ...]:
     for key in THRUSTER_MODEL_KEYS:
         if key in cur:
             lo, hi, closed = THRUSTER_MODEL_RANGES[key]
+            top = key == "voltage"  # the T200 tables' 10-20 V include 20 V
             v = cur[key].number()
-            if not (
-                (v >= lo if closed else v > lo) and (hi is None or v < hi or (key == "voltage" and v == hi))
-            ):
-                span = f"{'[' if closed else '('}{lo:g}, {'inf' if hi is None else f'{hi:g}'})"
+            if not ((v >= lo if closed else v > lo) and (hi is None or v < hi or (top and v == hi))):
+                end = "inf)" if hi is None else f"{hi:g}{']' if top else ')'}"
+                span = f"{'[' if closed else '('}{lo:g}, {end}"
                 raise cur[key].error(f"expected a number in {span}, got {v:g}")
             out.append((key, v))
-    if "voltage" in cur:
-        if preset != "t200":
-            raise cur["voltage"].error(
-                f"voltage applies to the preset 't200' (Blue Robotics' tables), not {preset!r}"
-            )
-        v = cur["voltage"].number()
-        if not 10.0 <= v <= 20.0:
-            raise cur["voltage"].error(f"expected a supply voltage in 10-20 V (the T200 tables), got {v}")
+    if "voltage" in cur and preset != "t200":
+        raise cur["voltage"].error(
+            f"voltage applies to the preset 't200' (Blue Robotics' tables), not {preset!r}"
+        )
     return tuple(out)
 
 
