@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-GRAVITY = 9.80665  # m/s^2, GRAVITY_MSS
+from ..hydro.environment import STANDARD_GRAVITY  # ArduPilot's GRAVITY_MSS
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,8 @@ class AltHoldParams:
     def jerk_max(self) -> float:
         """``set_max_speed_accel_U_m``: PSC_JERK_Z, limited so that the acceleration PID's
         error filter can follow it."""
-        return min(self.jerk_z, min(GRAVITY, self.pilot_accel_z) * 2.0 * math.pi * self.acc_filt_hz / 5.0)
+        accel = min(STANDARD_GRAVITY, self.pilot_accel_z)
+        return min(self.jerk_z, accel * 2.0 * math.pi * self.acc_filt_hz / 5.0)
 
 
 ALT_HOLD_FIRMWARE = AltHoldParams(acc_p=0.5, acc_i=0.1, acc_ff=0.0)

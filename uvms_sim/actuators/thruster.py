@@ -29,10 +29,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..hydro.environment import STANDARD_GRAVITY
 from ..spatial import Array, Floats
 from . import t200
 
-KGF = 9.80665
+KGF = STANDARD_GRAVITY  # N per kilogram-force
 PWM_NEUTRAL = 1500.0
 PWM_MIN = 1100.0
 PWM_MAX = 1900.0

@@ -35,6 +35,7 @@ from pymavlink import mavutil
 from transforms3d.quaternions import quat2mat
 
 from ..actuators.bank import ThrusterBank
+from ..hydro.environment import STANDARD_GRAVITY
 from ..log import Throttle
 from ..loop import Cadence
 from ..sensors import absolute_pressure, current_accelerations, specific_force
@@ -166,7 +167,7 @@ class MavlinkHil:
             vel = R @ v[:3]
             lat = self.home[0] + math.degrees(q[0] / EARTH_RADIUS)
             lon = self.home[1] + math.degrees(q[1] / (EARTH_RADIUS * math.cos(math.radians(self.home[0]))))
-            g_mg = [int(np.clip(x / 9.80665 * 1000.0, -32768, 32767)) for x in f]
+            g_mg = [int(np.clip(x / STANDARD_GRAVITY * 1000.0, -32768, 32767)) for x in f]
             self.link.mav.hil_state_quaternion_send(
                 t_us, [float(x) for x in q[3:7]], *map(float, v[3:6]), int(lat * 1e7), int(lon * 1e7),
                 int(-q[2] * 1000), *(int(np.clip(x * 100, -32768, 32767)) for x in vel), 0, 0, *g_mg,

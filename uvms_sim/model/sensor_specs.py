@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-Array = np.ndarray
+from ..hydro.environment import STANDARD_GRAVITY as G0
+from ..spatial import Array
+
 DEG = math.pi / 180.0
-G0 = 9.80665
 
 # type -> {parameter: default}, SI units. Sources (docs/references.md):
 # imu: TDK InvenSense ICM-20602 data sheet (gyro rate noise 0.004 deg/s/sqrt(Hz), accelerometer

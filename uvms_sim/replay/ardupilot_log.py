@@ -46,7 +46,9 @@ import numpy as np
 from transforms3d.euler import euler2mat, euler2quat
 
 from ..frames import body_frd_flu, position_ned_to_enu, quat_ned_frd_to_enu_flu
+from ..hydro.environment import STANDARD_GRAVITY
 from ..log import logger
+from ..sensors import P_ATM
 from .bag import BagContents, BagError, Series
 
 DATAFLASH_SUFFIXES = (".bin",)
@@ -57,8 +59,7 @@ MAX_REBOOT_STEP = 1.0  # s: a boot clock that runs back further than this is a n
 DATAFLASH_TYPES = ["RCOU", "ATT", "XKF1", "IMU", "BARO", "BAT", "PARM"]
 TELEMETRY_TYPES = ["SERVO_OUTPUT_RAW", "ATTITUDE", "LOCAL_POSITION_NED", "GLOBAL_POSITION_INT",
                    "SCALED_PRESSURE2", "SCALED_IMU", "RAW_IMU", "SYS_STATUS", "PARAM_VALUE"]  # fmt: skip
-SEA_WATER = 1025.0 * 9.80665  # Pa per metre of depth, for a pressure-only depth
-STANDARD_ATMOSPHERE = 101325.0  # Pa
+SEA_WATER = 1025.0 * STANDARD_GRAVITY  # Pa per metre of depth, for a pressure-only depth
 CALIBRATION_SLACK = 0.5  # m: a barometer calibrated deeper than this was calibrated under water
 
 
@@ -194,7 +195,7 @@ def _take(msg, kind: str, t: float, cols: dict[str, _Columns], baro: dict[int, _
     elif kind == "GLOBAL_POSITION_INT":
         cols["depth"].add(t, [msg.relative_alt * 1e-3])  # up, as BARO Alt
     elif kind == "SCALED_PRESSURE2":
-        baro.setdefault(1, _Columns()).add(t, [-(msg.press_abs * 100.0 - STANDARD_ATMOSPHERE) / SEA_WATER])
+        baro.setdefault(1, _Columns()).add(t, [-(msg.press_abs * 100.0 - P_ATM) / SEA_WATER])
     elif kind == "BARO":
         baro.setdefault(int(msg.I), _Columns()).add(t, [msg.Alt])
     elif kind == "IMU":
@@ -202,7 +203,7 @@ def _take(msg, kind: str, t: float, cols: dict[str, _Columns], baro: dict[int, _
             cols["imu"].add(t, [msg.GyrX, msg.GyrY, msg.GyrZ, msg.AccX, msg.AccY, msg.AccZ])
             cols["gyro"].add(t, [msg.GyrX, msg.GyrY, msg.GyrZ])
     elif kind in ("SCALED_IMU", "RAW_IMU"):  # mrad/s and milli-g
-        g = 9.80665e-3
+        g = STANDARD_GRAVITY * 1e-3
         cols["imu"].add(t, [msg.xgyro * 1e-3, msg.ygyro * 1e-3, msg.zgyro * 1e-3,
                             msg.xacc * g, msg.yacc * g, msg.zacc * g])  # fmt: skip
     elif kind == "BAT":
@@ -291,9 +292,7 @@ def calibration_depth(params: dict[str, float]) -> float:
     atmosphere (the weather moves it by about 0.3 m)."""
     primary = int(params.get("BARO_PRIMARY", 0))
     ground = params.get(f"BARO{primary + 1}_GND_PRESS", 0.0)
-    depth = (
-        (ground - STANDARD_ATMOSPHERE) / (9800.0 * params.get("BARO_SPEC_GRAV", 1.0)) if ground > 0 else 0.0
-    )
+    depth = (ground - P_ATM) / (9800.0 * params.get("BARO_SPEC_GRAV", 1.0)) if ground > 0 else 0.0
     return float(depth) if depth > CALIBRATION_SLACK else 0.0
 
 
