@@ -19,7 +19,7 @@ __all__ = ["VehicleFrames", "tf_names"]  # named here for the node
 GROUND_TRUTH_VARIANCE = 1e-12  # the simulator knows its state; tiny, not zero ("unknown")
 
 
-def _quat_msg(target, q_wxyz: Array) -> None:
+def quat_msg(target, q_wxyz: Array) -> None:
     target.w, target.x, target.y, target.z = map(float, q_wxyz)
 
 
@@ -44,7 +44,7 @@ def transform(
     t.child_frame_id = child
     vector_msg(t.transform.translation, p)
     q = mat2quat(R) if quat is None else np.asarray(quat, dtype=float)
-    _quat_msg(t.transform.rotation, q if q[0] >= 0 else -q)
+    quat_msg(t.transform.rotation, q if q[0] >= 0 else -q)
     return t
 
 
@@ -82,7 +82,7 @@ def odometry(stamp, frame_id: str, child: str, q: Array, v: Array, msg: Odometry
         msg.twist.covariance = cov
     msg.header.stamp = stamp
     vector_msg(msg.pose.pose.position, frames.position_ned_to_enu(q[:3]))
-    _quat_msg(msg.pose.pose.orientation, frames.quat_ned_frd_to_enu_flu(q[3:7]))
+    quat_msg(msg.pose.pose.orientation, frames.quat_ned_frd_to_enu_flu(q[3:7]))
     vector_msg(msg.twist.twist.linear, frames.body_frd_flu(v[:3]))
     vector_msg(msg.twist.twist.angular, frames.body_frd_flu(v[3:6]))
     return msg
@@ -101,7 +101,7 @@ def imu(
         msg.angular_velocity_covariance = cov
         msg.linear_acceleration_covariance = cov
     msg.header.stamp = stamp
-    _quat_msg(msg.orientation, frames.quat_ned_frd_to_enu_flu(q_quat))
+    quat_msg(msg.orientation, frames.quat_ned_frd_to_enu_flu(q_quat))
     vector_msg(msg.angular_velocity, frames.body_frd_flu(omega_frd))
     vector_msg(msg.linear_acceleration, frames.body_frd_flu(specific_force_frd))
     return msg

@@ -95,7 +95,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
-from transforms3d.quaternions import qmult
+from transforms3d.quaternions import axangle2quat, qmult, rotate_vector
 
 from .. import frames
 from ..actuators.joints import JointMotors
@@ -178,7 +178,8 @@ class SimulatorNode(Node):
         self.frame_id = get("frame_prefix") + get("frame_id")
         self.world_frame = get("world_frame")
         x, y, yaw = get("world_offset")
-        self.world_offset = np.array([x, y, 0.0]), yaw  # odom in the world frame (ENU)
+        # odom in the world frame (ENU): its origin, and its rotation about z
+        self.world_offset = np.array([x, y, 0.0]), axangle2quat([0.0, 0.0, 1.0], yaw)
         self.sim_time = bool(get("use_sim_time"))
         self.throttle = Throttle(1.0, self.get_logger())
         self.apply_voltage(float(get("battery_voltage")))
@@ -342,17 +343,11 @@ class SimulatorNode(Node):
         without a world frame."""
         if not self.world_frame:
             return pose
-        offset, yaw = self.world_offset
-        c, s = np.cos(yaw), np.sin(yaw)
+        offset, quat = self.world_offset
         p, o = pose.position, pose.orientation
         out = Pose()
-        out.position.x = float(offset[0] + c * p.x - s * p.y)
-        out.position.y = float(offset[1] + s * p.x + c * p.y)
-        out.position.z = float(p.z)
-        w, x, y, z = qmult([np.cos(yaw / 2.0), 0.0, 0.0, np.sin(yaw / 2.0)], [o.w, o.x, o.y, o.z])
-        out.orientation.w, out.orientation.x, out.orientation.y, out.orientation.z = (
-            float(w), float(x), float(y), float(z),
-        )  # fmt: skip
+        messages.vector_msg(out.position, offset + rotate_vector([p.x, p.y, p.z], quat))
+        messages.quat_msg(out.orientation, qmult(quat, [o.w, o.x, o.y, o.z]))
         return out
 
     def destroy_node(self) -> None:
@@ -546,8 +541,7 @@ class SimulatorNode(Node):
         prefix = self.get_parameter("frame_prefix").value
         out = [messages.transform(stamp, self.frame_id, prefix + "odom_ned", frames.NED_TO_ENU, np.zeros(3))]
         if self.world_frame:
-            offset, yaw = self.world_offset
-            quat = np.array([np.cos(yaw / 2.0), 0.0, 0.0, np.sin(yaw / 2.0)])
+            offset, quat = self.world_offset
             out.append(messages.transform(stamp, self.world_frame, self.frame_id, None, offset, quat))
         for io in self.vehicles:
             out.append(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from transforms3d.quaternions import qmult, quat2mat
+from transforms3d.quaternions import axangle2quat, qmult, quat2mat
 
 from ..spatial import cross
 from .acoustic import DvlReading
@@ -114,9 +114,7 @@ class Estimator:
         self.rate = gyro - self.bias
         angle = np.linalg.norm(omega) * dt
         if angle > 0.0:
-            axis = omega / np.linalg.norm(omega)
-            step = np.r_[math.cos(angle / 2.0), math.sin(angle / 2.0) * axis]
-            self.quat = qmult(self.quat, step)
+            self.quat = qmult(self.quat, axangle2quat(omega, angle))
             self.quat /= np.linalg.norm(self.quat)
 
     def magnetometer(self, field: Array) -> None:
