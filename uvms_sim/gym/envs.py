@@ -140,9 +140,8 @@ class _Batch:
         q0 = np.tile(self.system.initial_q, (k, 1))
         q0[:, self.qs.start : self.qs.start + 3] += rng.uniform(-0.5, 0.5, (k, 3))
         yaw = rng.uniform(-math.pi, math.pi, k)
-        q0[:, self.qs.start + 3 : self.qs.start + 7] = np.column_stack(
-            [np.cos(yaw / 2), 0 * yaw, 0 * yaw, np.sin(yaw / 2)]
-        )
+        quat = Rotation.from_euler("z", yaw[:, None]).as_quat(scalar_first=True)
+        q0[:, self.qs.start + 3 : self.qs.start + 7] = quat
         b.q[which], b.v[which], b.ok[which] = q0, 0.0, True
         b.n[which] = 0.0
         p = q0[:, self.qs.start : self.qs.start + 3]
