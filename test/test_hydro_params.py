@@ -51,3 +51,37 @@ def test_non_physical_matrices_are_rejected() -> None:
         Hydrodynamics(added_mass=np.triu(np.ones((6, 6))))
     with pytest.raises(ValueError, match="dissipative"):
         Hydrodynamics(linear_damping=-np.eye(6))
+
+
+def test_the_reader_and_hydrodynamics_refuse_the_same_matrices_in_the_same_words(tmp_path) -> None:
+    """One law (``hydro_problem``): a matrix a description gives is refused, at its key, for the
+    same reason ``Hydrodynamics`` refuses it; one that is non-physical only by rounding (1e-13
+    of its largest entry) passes both."""
+    from uvms_sim.model import ConfigError, load
+
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(6, 6))
+    spd = A @ A.T
+    skew = A - A.T
+    cases = {
+        "added_mass": [
+            spd + 0.1 * skew,
+            spd - 1.01 * np.linalg.eigvalsh(spd).min() * np.eye(6) - 1e-3 * np.eye(6),
+        ],
+        "linear_damping": [-np.eye(6) + 0.5 * skew],
+    }
+    for key, matrices in cases.items():
+        for M in matrices:
+            with pytest.raises(ValueError) as direct:
+                Hydrodynamics(**{key: M})
+            path = tmp_path / "d.yaml"
+            rows = "[" + ", ".join("[" + ", ".join(repr(float(x)) for x in row) + "]" for row in M) + "]"
+            path.write_text(
+                "vehicles:\n  - name: rov\n    links:\n      - name: base_link\n        mass: 10.0\n"
+                f"        inertia: [0.2, 0.2, 0.2]\n        hydrodynamics: {{volume: 0.01, {key}: {rows}}}\n"
+            )
+            with pytest.raises(ConfigError) as read:
+                load(path)
+            assert str(read.value).endswith(f"hydrodynamics.{key}: {direct.value}")
+    rounding = spd - (np.linalg.eigvalsh(spd).min() + 1e-13 * np.abs(spd).max()) * np.eye(6)
+    assert Hydrodynamics(added_mass=rounding).added_mass.shape == (6, 6)
