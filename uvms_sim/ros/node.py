@@ -208,6 +208,16 @@ class SimulatorNode(Node):
         if any(v.sensors for v in self.system.vehicles):
             self._sensors(int(get("sensor_seed")), bool(get("sensor_noise")), get("frame_prefix"))
         self.publish_static()
+        self._views(get)
+        # Physics runs in its own thread so that subscriptions are served however fast it
+        # steps (a zero-period timer would starve them); ROS callbacks only set inputs.
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self.run_physics, name="uvms_sim_physics", daemon=True)
+        self.thread.start()
+
+    def _views(self, get) -> None:
+        """What viewers see: the RViz markers (``scene``, at ``marker_rate``) and the browser
+        view (``web_view_port``: Rerun's web viewer)."""
         self.scene = Scene(self, self.system, get("frame_prefix"), self.frame_id)
         marker_rate = float(get("marker_rate"))
         self.marker_cadence = Cadence(1.0 / marker_rate, 1.0 / MARKER_WALL_RATE) if marker_rate else None
@@ -218,11 +228,6 @@ class SimulatorNode(Node):
             self.view = RerunView(
                 self.system, web_port=int(get("web_view_port")), rate=float(get("web_view_rate"))
             )
-        # Physics runs in its own thread so that subscriptions are served however fast it
-        # steps (a zero-period timer would starve them); ROS callbacks only set inputs.
-        self.stop_event = threading.Event()
-        self.thread = threading.Thread(target=self.run_physics, name="uvms_sim_physics", daemon=True)
-        self.thread.start()
 
     def _interfaces(self, joint_wrenches: bool) -> None:
         """The node's own publishers, subscription and services (the vehicles' are VehicleIO's)."""
