@@ -23,7 +23,8 @@ from uvms_sim.replay.bag import (
     write_bag,
 )
 from uvms_sim.replay.compare import compare, dtw_distance
-from uvms_sim.replay.identify import apply_identified, identify, overlay_yaml
+from uvms_sim.replay.identified import apply_identified, overlay_yaml
+from uvms_sim.replay.identify import identify
 from uvms_sim.replay.run import odometry_row, replay, write_prediction
 from uvms_sim.simulator import Simulator
 

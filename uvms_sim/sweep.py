@@ -120,7 +120,8 @@ def varied_system(system: System, draw: dict[str, float]) -> System:
     """The description with the drawn damping scale, thrust scale and buoyancy offset, and the
     drawn current (``replay.identify.apply_identified`` applies them as fitted values)."""
     from .hydro.params import AXES, FORCES
-    from .replay.identify import BUOYANCY, THRUST_NAMES, apply_identified, hull_body
+    from .replay.identified import apply_identified
+    from .replay.identify import BUOYANCY, THRUST_NAMES, hull_body
 
     hull = system.model.bodies[hull_body(system.model)].hydro
     assert hull is not None

@@ -241,7 +241,8 @@ def _whole_replay(args, system, bag) -> None:
 def _identify(args, system, bags, names) -> int:
     from ..model.export import save_yaml
     from ..replay.heldout import held_out
-    from ..replay.identify import apply_identified, identify, overlay_yaml
+    from ..replay.identified import apply_identified, overlay_yaml
+    from ..replay.identify import identify
     from ..replay.report import format_identification
     from ..replay.windows import format_summary
 

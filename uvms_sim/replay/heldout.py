@@ -15,7 +15,8 @@ import numpy as np
 
 from ..model.system import System
 from .bag import BagContents, time_slice
-from .identify import DELAY, apply_identified, identify
+from .identified import apply_identified
+from .identify import DELAY, identify
 from .windows import Run, run_from_recording, summary, validate
 
 
