@@ -69,7 +69,7 @@ bench: setup $(VENV)/.bench
 
 # the fuzz suite of the tests, twenty times as long (about 6 minutes here)
 fuzz: setup
-	FUZZ_SCALE=20 $(PY) -m pytest -q test/test_fuzz.py
+	FUZZ_SCALE=20 $(PY) -m pytest -q test/test_fuzz*.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info
