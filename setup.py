@@ -76,12 +76,14 @@ setup(
     ],
     python_requires="==3.11.*",
     install_requires=["setuptools", *RUNTIME, *ROS_WHEELS, *INTERFACE_TOOLCHAIN],
-    extras_require={"sweep": ["ray>=2.60"]},  # uvms-sim sweep: Ray is large, and only sweeps need it
+    # uvms-sim sweep: Ray is large, and only sweeps need it; its client for --address ray://...
+    extras_require={"sweep": ["ray[client]>=2.60"]},
     zip_safe=False,
     maintainer="uvms_sim developers",
     maintainer_email="uvms-sim@example.invalid",
     description="Underwater vehicle and vehicle-manipulator simulator for ROS 2 and ArduSub",
-    license="Apache-2.0",
+    license="Apache-2.0",  # an SPDX expression, as package.xml's <license>; the text is LICENSE
+    license_files=["LICENSE"],
     entry_points={
         "console_scripts": [
             "simulator = uvms_sim.entry:simulator",
