@@ -48,6 +48,7 @@ table of the others. ``connect`` joins a cluster within a time limit.
 from __future__ import annotations
 
 import csv
+import functools
 import glob
 import logging
 import math
@@ -105,50 +106,61 @@ def read_spec(path: str | Path) -> dict[str, Any]:
             raise cur[key].error(f"a key of {other} sweeps; this spec is kind: {kind}")
     cur.mapping(("kind",), COMMON[1:] + KEYS[kind])
     spec: dict[str, Any] = {"kind": kind, "seed": _integer(cur, "seed", 0, MAX_SEED, 0)}
+    (_monte_carlo if kind == "monte_carlo" else _identification)(cur, spec)
+    # last, the description (loading it is the slow part) and what depends on it
     description = cur["description"] if "description" in cur else None
     spec["description"], system = _description(description, path)
-    if kind == "monte_carlo":
-        spec["samples"] = _integer(cur, "samples", 1, MAX_SAMPLES, 100)
-        spec["duration"] = _number(cur, "duration", 0.0, MAX_DURATION, 10.0, "s")
-        spec["dt"] = _number(cur, "dt", *DT_RANGE, 0.01, "s", closed=True)
-        if spec["duration"] / spec["dt"] > MAX_STEPS:
-            raise (cur["duration"] if "duration" in cur else cur["dt"]).error(
-                f"duration / dt is {spec['duration'] / spec['dt']:.3g} RK4 steps per sample "
-                f"(at most {MAX_STEPS:.0e})"
-            )
-        command = cur["command"].mapping(optional=STICKS) if "command" in cur else None
-        spec["command"] = {k: (_number(command, k, -1.0, 1.0, 0.0, "", closed=True) if command else 0.0)
-                           for k in STICKS}  # fmt: skip
-        spec["vary"] = _vary(cur["vary"]) if "vary" in cur else {}
-        bank = _thrusters(description, cur, system)
-        from .actuators.ardusub import infer_frame
+    from .actuators.ardusub import infer_frame
+    from .actuators.bank import thruster_bank
 
-        if any(spec["command"].values()) and infer_frame(bank.motors) is None:
-            raise (description or cur).error(
-                f"{system.name}: the sticks (command) need an ArduSub frame: thrusters numbered as "
-                "motors 1-6 or 1-8"
-            )
-    else:
-        if "recordings" not in cur:
-            raise cur.error("an identification sweep needs `recordings`")
-        spec["recordings"] = _recordings(cur["recordings"], path)
-        spec["fit"] = _names(cur["fit"], FITS, "fit") if "fit" in cur else []
-        spec["axes"] = _names(cur["axes"], tuple(AXES), "axes") if "axes" in cur else ["u", "v", "w", "r"]
-        if not spec["axes"]:
-            raise cur["axes"].error("expected at least one of u, v, w, p, q, r")
-        spec["reversed_motors"] = None
-        bank = _thrusters(description, cur, system)
-        if "reversed_motors" in cur:
-            motors = {m for m in bank.motors if m is not None}
-            spec["reversed_motors"] = []
-            for item in cur["reversed_motors"].seq("a list of motor numbers"):
-                m = item.integer(lo=1)
-                if m not in motors:
-                    raise item.error(f"motor {m} is not one of {system.name}'s motors {sorted(motors)}")
-                if m in spec["reversed_motors"]:
-                    raise item.error(f"motor {m} is listed twice")
-                spec["reversed_motors"].append(m)
+    bank = thruster_bank(system)
+    if bank is None:
+        raise (description or cur).error(f"{system.name} has no thrusters: this sweep needs some")
+    if kind == "monte_carlo" and any(spec["command"].values()) and infer_frame(bank.motors) is None:
+        raise (description or cur).error(
+            f"{system.name}: the sticks (command) need an ArduSub frame: thrusters numbered as motors "
+            "1-6 or 1-8"
+        )
+    if kind == "identification" and "reversed_motors" in cur:
+        motors = {m for m in bank.motors if m is not None}
+        for item, m in zip(cur["reversed_motors"].seq(), spec["reversed_motors"], strict=True):
+            if m not in motors:
+                raise item.error(f"motor {m} is not one of {system.name}'s motors {sorted(motors)}")
     return spec
+
+
+def _monte_carlo(cur: Cursor, spec: dict[str, Any]) -> None:
+    spec["samples"] = _integer(cur, "samples", 1, MAX_SAMPLES, 100)
+    spec["duration"] = _number(cur, "duration", 0.0, MAX_DURATION, 10.0, "s")
+    spec["dt"] = _number(cur, "dt", *DT_RANGE, 0.01, "s", closed=True)
+    if spec["duration"] / spec["dt"] > MAX_STEPS:
+        raise (cur["duration"] if "duration" in cur else cur["dt"]).error(
+            f"duration / dt is {spec['duration'] / spec['dt']:.3g} RK4 steps per sample "
+            f"(at most {MAX_STEPS:.0e})"
+        )
+    command = cur["command"].mapping(optional=STICKS) if "command" in cur else None
+    spec["command"] = {
+        k: _number(command, k, -1.0, 1.0, 0.0, "", closed=True) if command else 0.0 for k in STICKS
+    }
+    spec["vary"] = _vary(cur["vary"]) if "vary" in cur else {}
+
+
+def _identification(cur: Cursor, spec: dict[str, Any]) -> None:
+    if "recordings" not in cur:
+        raise cur.error("an identification sweep needs `recordings`")
+    spec["recordings"] = _recordings(cur["recordings"], Path(cur.file))
+    spec["fit"] = _names(cur["fit"], FITS, "fit") if "fit" in cur else []
+    spec["axes"] = _names(cur["axes"], tuple(AXES), "axes") if "axes" in cur else ["u", "v", "w", "r"]
+    if not spec["axes"]:
+        raise cur["axes"].error("expected at least one of u, v, w, p, q, r")
+    spec["reversed_motors"] = None
+    if "reversed_motors" in cur:
+        spec["reversed_motors"] = []
+        for item in cur["reversed_motors"].seq("a list of motor numbers"):
+            m = item.integer(lo=1)
+            if m in spec["reversed_motors"]:
+                raise item.error(f"motor {m} is listed twice")
+            spec["reversed_motors"].append(m)
 
 
 def _integer(cur: Cursor, key: str, lo: int, hi: int, default: int) -> int:
@@ -196,26 +208,30 @@ def _vary(cur: Cursor) -> dict[str, Any]:
 
 def _description(cur: Cursor | None, spec_path: Path) -> tuple[str, System]:
     """The description's file (a relative path is taken from the spec's folder, as recordings
-    are) or shipped name, loaded once here: a bad one is refused at its key, not in every task."""
+    are) or shipped name, loaded here: a bad one is refused at its key, not in every task."""
     if cur is None:
-        return "bluerov2_heavy", load(resolve("bluerov2_heavy"))
+        return "bluerov2_heavy", _loaded("bluerov2_heavy")
     text = cur.text()
     name = text
     if not Path(text).expanduser().is_absolute() and (spec_path.parent / text).is_file():
         name = str(spec_path.parent / text)
     try:
-        return name, load(resolve(name))
+        return name, _loaded(name)
     except ConfigError as exc:
         raise cur.error(str(exc)) from None
 
 
-def _thrusters(cur: Cursor | None, spec: Cursor, system: System):
-    from .actuators.bank import thruster_bank
+def _loaded(name: str) -> System:
+    """``load(resolve(name))``, kept while the file is unchanged (read, never modified, by
+    ``read_spec``: specs checked one after another load each description once)."""
+    path = resolve(name)
+    stat = path.stat()
+    return _load_file(str(path), stat.st_mtime_ns, stat.st_size)
 
-    bank = thruster_bank(system)
-    if bank is None:
-        raise (cur or spec).error(f"{system.name} has no thrusters: this sweep needs some")
-    return bank
+
+@functools.lru_cache(maxsize=8)
+def _load_file(path: str, mtime_ns: int, size: int) -> System:
+    return load(path)
 
 
 def _recordings(cur: Cursor, spec_path: Path) -> list[str]:
