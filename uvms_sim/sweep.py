@@ -402,9 +402,8 @@ def connect(address: str | None, timeout: float) -> None:
 
     import ray
 
-    options = {"logging_level": logging.ERROR, "log_to_driver": False}
     if address is None:
-        ray.init(include_dashboard=False, **options)
+        ray.init(logging_level=logging.ERROR, log_to_driver=False, include_dashboard=False)
         return
     client = address.startswith("ray://")
     if client and importlib.util.find_spec("grpc") is None:
@@ -423,7 +422,7 @@ def connect(address: str | None, timeout: float) -> None:
 
     def init() -> None:
         try:
-            ray.init(address=address, **options)
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
             result["error"] = None
         except BaseException as exc:
             result["error"] = exc

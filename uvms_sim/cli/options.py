@@ -19,7 +19,7 @@ class IntermixedParser(argparse.ArgumentParser):
 
     _mixing = False
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+    def parse_known_args(self, args=None, namespace=None):
         if self._mixing:  # parse_known_intermixed_args calls this twice, for each kind
             return super().parse_known_args(args, namespace)
         self._mixing = True

@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -86,7 +87,7 @@ class _Batch:
         rng = np.random.default_rng(seed)
         if current is None and task == "station_keeping":
             angle, speed = rng.uniform(0, 2 * math.pi), rng.uniform(0.0, 0.3)
-            current = [speed * math.cos(angle), speed * math.sin(angle), 0.0]
+            current = np.array([speed * math.cos(angle), speed * math.sin(angle), 0.0])
         env = replace(system.environment, current=np.zeros(3) if current is None else current)
         self.system = replace(system, environment=env)
         self.fast = fast_dynamics(self.system)
@@ -302,7 +303,7 @@ def _batch(description: Any, n: int, task: Any, action_type: Any, control_dt: An
             raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     if not isinstance(description, (str, os.PathLike)):
         raise ValueError(f"description must be a file or a shipped name, got {description!r}")
-    system = load(resolve(description))
+    system = load(resolve(description if isinstance(description, str) else Path(description)))
     return _Batch(system, n, task, action_type, control_dt, substeps, max_steps, current, seed, observation)
 
 
