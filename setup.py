@@ -82,7 +82,10 @@ setup(
     maintainer="uvms_sim developers",
     maintainer_email="uvms-sim@example.invalid",
     description="Underwater vehicle and vehicle-manipulator simulator for ROS 2 and ArduSub",
-    license="Apache-2.0",  # an SPDX expression, as package.xml's <license>; the text is LICENSE
+    # SPDX, as package.xml's <license> (license for the setuptools of a ROS distribution,
+    # license_expression for newer ones, which write it as License-Expression); the text is LICENSE
+    license="Apache-2.0",
+    license_expression="Apache-2.0",
     license_files=["LICENSE"],
     entry_points={
         "console_scripts": [

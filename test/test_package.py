@@ -42,7 +42,7 @@ def test_package_xml_and_setup_py_agree() -> None:
     kw = setup_kwargs()
     assert pkg.findtext("name") == kw["name"] == "uvms_sim"
     assert pkg.findtext("version") == kw["version"]
-    assert pkg.findtext("license") == kw["license"] == "Apache-2.0"
+    assert pkg.findtext("license") == kw["license"] == kw["license_expression"] == "Apache-2.0"
     assert pkg.find("license").get("file") == "LICENSE" and kw["license_files"] == ["LICENSE"]
     # the Apache License 2.0 as the Apache Software Foundation publishes it, byte for byte
     digest = hashlib.sha256((ROOT / "LICENSE").read_bytes()).hexdigest()
