@@ -134,9 +134,6 @@ def test_doc_block(block: Block, tmp_path_factory):
 def environment() -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
-    # the package as installed, not the mirror's link to its folder (numba's cache is keyed on
-    # the source's path: another path would compile every kernel again)
-    env["PYTHONSAFEPATH"] = "1"
     return env
 
 
@@ -185,7 +182,10 @@ def workspace(block: Block, factory) -> Path:
     work = base / "repo"
     work.mkdir()
     for entry in ROOT.iterdir():
-        if entry.name != ".git":
+        # not the package's folder: Python (and Ray's workers, which take the caller's folder
+        # onto their path) would import it through the link, and numba, whose cache is keyed
+        # on the source's path, would compile every kernel again
+        if entry.name not in (".git", "uvms_sim"):
             (work / entry.name).symlink_to(entry)
     shared = ROOT.parent / "shared"
     if shared.is_dir():
