@@ -278,6 +278,19 @@ COMMANDS = {
 }  # fmt: skip
 
 
+class _StandardError(logging.StreamHandler):
+    """A handler that writes to whatever ``sys.stderr`` is when it writes (a command run twice
+    in one process, as the tests do, must not write to the first run's closed stream)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["demo"]:  # its own options, --help included
@@ -292,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args = parser().parse_args(argv)
     if not logger.handlers:  # the library's warnings (unit slips, clamped inputs) as plain lines
-        handler = logging.StreamHandler()
+        handler = _StandardError()
         handler.setFormatter(logging.Formatter("warning: %(message)s"))
         logger.addHandler(handler)
     try:
