@@ -76,12 +76,17 @@ setup(
     ],
     python_requires="==3.11.*",
     install_requires=["setuptools", *RUNTIME, *ROS_WHEELS, *INTERFACE_TOOLCHAIN],
-    extras_require={"sweep": ["ray>=2.60"]},  # uvms-sim sweep: Ray is large, and only sweeps need it
+    # uvms-sim sweep: Ray is large, and only sweeps need it; its client for --address ray://...
+    extras_require={"sweep": ["ray[client]>=2.60"]},
     zip_safe=False,
     maintainer="uvms_sim developers",
     maintainer_email="uvms-sim@example.invalid",
     description="Underwater vehicle and vehicle-manipulator simulator for ROS 2 and ArduSub",
+    # SPDX, as package.xml's <license> (license for the setuptools of a ROS distribution,
+    # license_expression for newer ones, which write it as License-Expression); the text is LICENSE
     license="Apache-2.0",
+    license_expression="Apache-2.0",
+    license_files=["LICENSE"],
     entry_points={
         "console_scripts": [
             "simulator = uvms_sim.entry:simulator",

@@ -481,6 +481,26 @@ def test_include_and_urdf_errors(tmp_path):
         load(tmp_path / "r.sdf")
 
 
+def test_a_urdf_with_bytes_of_another_encoding(tmp_path, capsys):
+    """A URDF with a byte 0xff (not UTF-8) is one line naming the file, line and column from
+    ``uvms-sim check`` (exit 2); the same byte in a file that declares Latin-1 is read as the
+    XML declaration says; a YAML file with a NUL character is one line too."""
+    bad = tmp_path / "bad.urdf"
+    bad.write_bytes(b'<?xml version="1.0"?>\n<robot name="r">\xff<link name="a"/></robot>\n')
+    assert cli_main(["check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bad.urdf" in err and "not valid XML" in err and "line 2" in err
+    latin = tmp_path / "latin.urdf"
+    latin.write_bytes(b'<?xml version="1.0" encoding="ISO-8859-1"?>\n<robot name="r\xff"><link name="a">'
+                      b'<inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>'
+                      b"</inertial></link></robot>")  # fmt: skip
+    assert load(latin).name == "r\u00ff"
+    nul = tmp_path / "nul.yaml"  # a character YAML does not allow: refused where the parser starts
+    nul.write_bytes(b"vehicles: []\x00\n")
+    assert cli_main(["check", str(nul)]) == 2
+    assert "nul.yaml: <top>: not valid YAML: special characters are not allowed" in capsys.readouterr().err
+
+
 def test_connection_errors(tmp_path):
     text = """vehicles:
   - name: a

@@ -10,7 +10,7 @@ from uvms_sim.dynamics import nonlinear_effects
 from uvms_sim.hydro import Environment, Hydrodynamics
 from uvms_sim.hydro.current import SinusoidalCurrent, TabulatedCurrent
 from uvms_sim.hydro.drag import CylinderDrag, cylinder_drag_wrench
-from uvms_sim.model import Body, Joint, Model, load
+from uvms_sim.model import Body, ConfigError, Joint, Model, load
 from uvms_sim.simulator import Simulator
 
 RHO, CD, R, L = 1000.0, 1.1, 0.02, 0.3
@@ -130,6 +130,38 @@ def test_tabulated_current():
         TabulatedCurrent([0.0, 0.0], [[0, 0, 0], [1, 0, 0]])
     with pytest.raises(ValueError, match="not both"):
         Environment(current=[0.1, 0, 0], current_profile=c)
+    with pytest.raises(ValueError, match="m/s\\^2 between t = 0 and 1e-06"):
+        TabulatedCurrent([0.0, 1e-6, 1.0], [[0, 0, 0], [1, 0, 0], [1, 0, 0]])
+    with pytest.raises(ValueError, match="within \\+-10 m/s"):
+        TabulatedCurrent([0.0, 1.0], [[0, 0, 0], [1e300, 0, 0]])
+
+
+def test_currents_beyond_water_are_refused_where_they_are_made(tmp_path):
+    """A sinusoidal current of period 1e-300 s (or 1 ms) is refused when it is made, with the
+    reason, in the Python API and in a description (one line naming the key); a sinusoid at
+    the limits (0.1 s, 10 m/s) runs finitely for the BlueROV2 Heavy at the node's 2 ms step."""
+    for period in (1e-300, 1e-3, 0.0999, float("nan"), -1.0):
+        with pytest.raises(ValueError, match=r"period must be at least 0\.1 s"):
+            SinusoidalCurrent([0, 0, 0], [0.1, 0, 0], period)
+    with pytest.raises(ValueError, match="at most 10 m/s"):
+        SinusoidalCurrent([6.0, 0, 0], [-5.0, 0, 0], 10.0)
+    base = "vehicles:\n  - name: a\n    links: [{name: a, mass: 1.0, inertia: [0.1, 0.1, 0.1]}]\n"
+    p = tmp_path / "s.yaml"
+    p.write_text("environment:\n  current: {type: sinusoidal, mean: [0, 0, 0], amplitude: [0.2, 0, 0], "
+                 "period: 1.0e-300}\n" + base)  # fmt: skip
+    with pytest.raises(ConfigError, match=r"s.yaml:2: environment.current: period must be at least 0.1 s"):
+        load(p)
+    from dataclasses import replace
+
+    from uvms_sim.model.configs import resolve
+
+    heavy = load(resolve("bluerov2_heavy"))
+    fastest = SinusoidalCurrent([0, 0, 0], [10.0, 10.0, 10.0], 0.1)
+    environment = replace(heavy.environment, current_profile=fastest)
+    sim = Simulator.from_system(replace(heavy, environment=environment))
+    for _ in range(1000):
+        sim.step(0.002)
+    assert np.all(np.isfinite(sim.state.q)) and np.all(np.isfinite(sim.state.v))
 
 
 def test_current_from_yaml(tmp_path):

@@ -153,6 +153,59 @@ def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="free-floating vehicle with thrusters"):
         UvmsEnv(description=str(resolve("walker")))
     assert load(resolve("bluerov2")).thrusters
+    for kwargs, name in (
+        ({"control_dt": 0.0}, "control_dt"), ({"control_dt": math.nan}, "control_dt"),
+        ({"control_dt": math.inf}, "control_dt"), ({"control_dt": -0.01}, "control_dt"),
+        ({"substeps": 0}, "substeps"), ({"substeps": 1.5}, "substeps"), ({"max_steps": 0}, "max_steps"),
+        ({"current": [math.nan, 0.0, 0.0]}, "current"), ({"current": [0.1, 0.2]}, "current"),
+        ({"current": [100.0, 0.0, 0.0]}, "current"), ({"seed": -1}, "seed"), ({"seed": 1.5}, "seed"),
+        ({"description": None}, "description"),
+    ):  # fmt: skip
+        with pytest.raises(ValueError, match=name):
+            UvmsEnv(**kwargs)
+        if "description" not in kwargs:
+            with pytest.raises(ValueError, match=name):
+                UvmsVectorEnv(num_envs=2, **kwargs)
+    for n in (0, -3, 2.0, True, 10**7):
+        with pytest.raises(ValueError, match="num_envs"):
+            UvmsVectorEnv(num_envs=n)
+    env = UvmsEnv(seed=0)
+    for seed in (-1, 0.5, "1", [1, 2]):
+        with pytest.raises(ValueError, match="seed"):
+            env.reset(seed=seed)
+    with pytest.raises(ValueError, match="no reset options"):
+        env.reset(options={"target": [1, 2, 3]})
+    env.reset(seed=np.int64(3), options={})
+
+
+def test_actions_are_read_never_written_and_refused_unless_the_right_shape():
+    """The caller's action array is never written (a NaN stays NaN, the array's bytes are the
+    same); an action of another shape, None, a dict, a scalar, text or complex numbers is a
+    ValueError naming the expected shape, for the single and the vector env; a list of numbers
+    is an action."""
+    env = UvmsEnv(seed=0)
+    env.reset(seed=0)
+    nt = env.action_space.shape[0]
+    action = np.full(nt, np.nan, dtype=np.float32)
+    action[0] = 5.0  # beyond the space: clipped, inside the env
+    before = action.tobytes()
+    _, _, _, _, info = env.step(action)
+    assert action.tobytes() == before and info["invalid_action"]
+    env.step([0.1] * nt)
+    vec = UvmsVectorEnv(num_envs=3, seed=0)
+    vec.reset(seed=0)
+    batch = np.full((3, nt), np.nan)
+    batch[1] = 0.5
+    before = batch.tobytes()
+    _, _, _, _, info = vec.step(batch)
+    assert batch.tobytes() == before and info["invalid_action"].tolist() == [True, False, True]
+    for bad in (None, {"a": 1}, 0.5, np.float32(0.5), "forward", np.zeros(nt + 1), np.zeros((1, nt)),
+                np.zeros(nt, dtype=complex), [[0.0] * nt, [0.0]], np.zeros(nt, dtype=object)):  # fmt: skip
+        with pytest.raises(ValueError, match=rf"action.*\({nt},\)|real numbers"):
+            env.step(bad)
+    for bad in (None, np.zeros(nt), np.zeros((2, nt)), np.zeros((3, nt + 1)), np.zeros((3, nt), complex)):
+        with pytest.raises(ValueError, match=r"action.*\(3, \d+\)|real numbers"):
+            vec.step(bad)
 
 
 def test_sensor_observations_carry_the_sensors_noise():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib
 import os
 import runpy
@@ -41,7 +42,15 @@ def test_package_xml_and_setup_py_agree() -> None:
     kw = setup_kwargs()
     assert pkg.findtext("name") == kw["name"] == "uvms_sim"
     assert pkg.findtext("version") == kw["version"]
-    assert pkg.findtext("license") == kw["license"]
+    assert pkg.findtext("license") == kw["license"] == kw["license_expression"] == "Apache-2.0"
+    assert pkg.find("license").get("file") == "LICENSE" and kw["license_files"] == ["LICENSE"]
+    # the Apache License 2.0 as the Apache Software Foundation publishes it, byte for byte
+    digest = hashlib.sha256((ROOT / "LICENSE").read_bytes()).hexdigest()
+    assert digest == "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"
+    assert "LICENSE" in (ROOT / "MANIFEST.in").read_text()
+    import uvms_sim
+
+    assert uvms_sim.__version__ == kw["version"]
     assert pkg.find("export/build_type").text == "ament_python"
     deps = {e.text for e in pkg.findall("exec_depend")}
     needed = {"rclpy", "std_msgs", "geometry_msgs", "nav_msgs", "sensor_msgs", "std_srvs", "rosgraph_msgs",
@@ -157,6 +166,8 @@ def test_a_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path):
     assert "uvms_sim/interfaces/mavros_msgs/msg/OverrideRCIn.msg" in names
     assert "uvms_sim/interfaces/tf2_msgs/CMakeLists.txt" in names
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
+    assert "License-Expression: Apache-2.0" in meta and "License-File: LICENSE" in meta
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     for requirement in (
         "ros-rclpy[fastrtps]",
         "numba",

@@ -47,6 +47,59 @@ def test_simulator_help_and_unknown_arguments():
     assert "Traceback" not in bad.stderr
 
 
+def test_version_intermixed_arguments_and_the_frame_error():
+    """``--version`` of both commands (the package's version, as setup.py and package.xml);
+    topics after options (``record OUT --duration 3 odom``) and recordings after options are
+    taken, as argparse's intermixed parsing does; a wrong ``ardusub_frame`` names every value
+    it can take, ``auto`` and ``none`` included, in one line (exit 2)."""
+    from uvms_sim import __version__
+    from uvms_sim.cli import parser
+
+    for command in ("uvms-sim", "simulator"):
+        run = subprocess.run([BIN / command, "--version"], check=False, capture_output=True, text=True,
+                             timeout=60)  # fmt: skip
+        assert run.returncode == 0 and run.stdout.strip() == f"{command} {__version__}", run
+    args = parser().parse_args(["record", "out", "--duration", "3", "odom", "--storage", "mcap", "imu"])
+    assert args.topics == ["odom", "imu"] and args.duration == 3.0 and args.storage == "mcap"
+    args = parser().parse_args(["replay", "a.bag", "--config", "bluerov2", "b.bag", "--window", "12"])
+    assert args.recordings == ["a.bag", "b.bag"] and args.window == 12.0
+    cmd = [BIN / "simulator", "--ros-args", "-p", "ardusub_frame:=vectored7", "-p", "description:=bluerov2"]
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
+    line = out.stderr.strip()
+    assert out.returncode == 2 and "\n" not in line, out
+    assert "'vectored7'" in line and all(f in line for f in ("auto", "none", "vectored", "vectored_6dof")), (
+        line
+    )
+
+
+def test_progress_is_a_line_per_tenth_in_a_pipe_and_one_line_on_a_terminal():
+    import io
+
+    from uvms_sim.cli.progress import Progress
+
+    pipe = io.StringIO()
+    progress = Progress("sweep x.yaml", pipe)
+    for done in range(1, 101):
+        progress.update(done, 100)
+    progress.close()
+    lines = pipe.getvalue().splitlines()
+    assert (
+        len(lines) == 11 and lines[-1].startswith("sweep x.yaml: 100 of 100") and "\r" not in pipe.getvalue()
+    )
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty = Terminal()
+    progress = Progress("sweep x.yaml", tty)
+    for done in range(1, 101):
+        progress.update(done, 100, "1 lost")
+    progress.close()
+    assert tty.getvalue().count("\r") == 100 and tty.getvalue().count("\n") == 1
+    assert "100 of 100, 1 lost" in tty.getvalue()
+
+
 @pytest.mark.parametrize("delay", [0.2, 0.6, 0.8, 1.0, 3.0])
 def test_ctrl_c_at_any_moment_ends_without_a_traceback(delay):
     """SIGINT while Python loads, while the node is built, or while it runs (and a second one

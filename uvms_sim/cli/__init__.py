@@ -9,10 +9,11 @@ import sys
 
 import numpy as np
 
+from .. import __version__
 from ..log import logger
 from ..model import ConfigError, load
 from ..model.configs import resolve, shipped_configs
-from .options import count, duration, error, number_in, port, rate
+from .options import IntermixedParser, count, duration, error, number_in, port, rate
 from .replay import add_replay_command, run_replay
 
 
@@ -76,7 +77,8 @@ def run_sweep_command(args) -> int:
     import importlib.util
     from pathlib import Path
 
-    from ..sweep import read_spec, run_sweep, summary, write_table
+    from ..sweep import SweepError, failure, read_spec, run_sweep, summary, write_table
+    from .progress import Progress
 
     if importlib.util.find_spec("ray") is None:
         return error("sweeps run on Ray: pip install 'uvms_sim[sweep]' (or ray)")
@@ -85,11 +87,26 @@ def run_sweep_command(args) -> int:
     if not Path(args.out).resolve().parent.is_dir():
         return error(f"--out {args.out}: no directory {Path(args.out).resolve().parent}")
     spec = read_spec(args.spec)
-    report = run_sweep(spec, args.address, args.retries)
+    progress = Progress(f"sweep {args.spec}")
+
+    def show(report, n: int) -> None:
+        lost = f"{len(report.lost)} lost" if report.lost else ""
+        progress.update(len(report.rows) + len(report.lost), n, lost)
+
+    try:
+        report = run_sweep(spec, args.address, args.retries, show, args.connect_timeout)
+    except SweepError as exc:
+        return error(str(exc))
+    finally:
+        progress.close()
     write_table(report.rows, args.out)
     print(summary(spec, report))
     print(f"wrote {args.out} ({len(report.rows)} rows)")
-    return 0 if report.rows else 1
+    why = failure(spec, report)
+    if why is not None:
+        print(f"error: {args.spec}: {why}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _description_commands(sub) -> None:
@@ -141,7 +158,15 @@ def _tool_commands(sub) -> None:
     )
     sweep.add_argument("spec", help="the sweep's YAML spec (see uvms_sim.sweep)")
     sweep.add_argument(
-        "--address", help="a Ray cluster (ray://host:10001, or host:port of its head); default: Ray here"
+        "--address",
+        help="a Ray cluster: host:port of its head (ray start --head), or ray://host:10001 through Ray's "
+        "client (pip install 'ray[client]'); default: Ray started here for the sweep",
+    )
+    sweep.add_argument(
+        "--connect-timeout",
+        type=number_in(0.0, 3600.0, "a time", "s"),
+        default=60.0,
+        help="seconds to wait for the cluster at --address (default 60)",
     )
     sweep.add_argument("--out", default="sweep.csv", help="the results table (.csv, or .parquet)")
     sweep.add_argument(
@@ -169,7 +194,8 @@ def _tool_commands(sub) -> None:
 def parser() -> argparse.ArgumentParser:
     """The ``uvms-sim`` command line and its subcommands."""
     top = argparse.ArgumentParser(prog="uvms-sim", description="uvms_sim tools")
-    sub = top.add_subparsers(dest="command", required=True)
+    top.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = top.add_subparsers(dest="command", required=True, parser_class=IntermixedParser)
     for add in (_description_commands, _link_commands, add_replay_command, _tool_commands):
         add(sub)
     return top
@@ -252,6 +278,19 @@ COMMANDS = {
 }  # fmt: skip
 
 
+class _StandardError(logging.StreamHandler):
+    """A handler that writes to whatever ``sys.stderr`` is when it writes (a command run twice
+    in one process, as the tests do, must not write to the first run's closed stream)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["demo"]:  # its own options, --help included
@@ -266,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args = parser().parse_args(argv)
     if not logger.handlers:  # the library's warnings (unit slips, clamped inputs) as plain lines
-        handler = logging.StreamHandler()
+        handler = _StandardError()
         handler.setFormatter(logging.Formatter("warning: %(message)s"))
         logger.addHandler(handler)
     try:

@@ -1,5 +1,5 @@
-"""What the ``uvms-sim`` commands share: the refusal of a command line, and argparse types of
-numbers in a range."""
+"""What the ``uvms-sim`` commands share: the refusal of a command line, a parser that takes
+options and positional arguments in any order, and argparse types of numbers in a range."""
 
 from __future__ import annotations
 
@@ -11,6 +11,22 @@ def error(message: str) -> int:
     """Say what is wrong on standard error; the exit status of a refused command line (2)."""
     print(f"error: {message}", file=sys.stderr)
     return 2
+
+
+class IntermixedParser(argparse.ArgumentParser):
+    """A subcommand's parser that takes its options and positional arguments in any order
+    (``record OUT --duration 3 odom``), as ``parse_intermixed_args`` does."""
+
+    _mixing = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._mixing:  # parse_known_intermixed_args calls this twice, for each kind
+            return super().parse_known_args(args, namespace)
+        self._mixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._mixing = False
 
 
 def number_in(lo: float, hi: float, what: str, unit: str = "", closed: bool = False, kind: type = float):

@@ -31,7 +31,13 @@ Tasks (``task``):
 Every task ends (terminated, reward -100) a vehicle whose state stops being finite (or whose
 quaternion loses its norm, below 0.5). Resets put the vehicle at the description's initial
 pose, moved by up to 0.5 m and turned by up to pi in yaw. A command that is not a finite
-number is taken as neutral (1500 us, zero effort) and reported in ``info["invalid_action"]``.
+number is taken as neutral (1500 us, zero effort) and reported in ``info["invalid_action"]``;
+an action of another shape, or not real numbers (None, a dict, a scalar, complex numbers), is
+a ``ValueError``, and the caller's array is never written. The constructor refuses, naming the
+argument: ``num_envs`` outside 1..10^6, ``control_dt`` outside (0, 1] s (NaN, infinities),
+``substeps`` outside 1..1000, ``max_steps`` below 1, a ``current`` that is not 3 finite numbers
+within +-10 m/s, a negative or non-integer ``seed`` (``gym.arguments``); ``reset`` takes no
+options (None or ``{}``).
 The vector env autoresets as Gymnasium's default (``AutoresetMode.NEXT_STEP``): the step after
 an episode ends returns the new episode's first observation, reward 0, and ignores that step's
 action for that vehicle.
@@ -40,7 +46,9 @@ action for that vehicle.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -54,6 +62,7 @@ from ..model import load
 from ..model.configs import resolve
 from ..model.system import System
 from ..simulator import fast_dynamics
+from . import arguments
 
 TASKS = ("station_keeping", "waypoint", "depth_hold")
 PWM_HALF_RANGE = 400.0
@@ -65,15 +74,10 @@ class _Batch:
     """The shared machinery: N copies of the vehicle, their targets, their episodes."""
 
     def __init__(self, system: System, n: int, task: str, action_type: str, control_dt: float, substeps: int,
-                 max_steps: int, current, seed: int | None, observation: str = "truth") -> None:  # fmt: skip
+                 max_steps: int, current: np.ndarray | None, seed: int | None,
+                 observation: str = "truth") -> None:  # fmt: skip
         from ..dynamics.fast import BatchDynamics
 
-        if task not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-        if action_type not in ("normalized", "pwm"):
-            raise ValueError(f"action_type must be 'normalized' or 'pwm', got {action_type!r}")
-        if observation not in ("truth", "sensors"):
-            raise ValueError(f"observation must be 'truth' or 'sensors', got {observation!r}")
         self.observation = observation
         model = system.model
         root = next((i for i, j in enumerate(model.joints) if j.type == "free"), None)
@@ -83,10 +87,8 @@ class _Batch:
         rng = np.random.default_rng(seed)
         if current is None and task == "station_keeping":
             angle, speed = rng.uniform(0, 2 * math.pi), rng.uniform(0.0, 0.3)
-            current = [speed * math.cos(angle), speed * math.sin(angle), 0.0]
-        env = replace(
-            system.environment, current=np.zeros(3) if current is None else np.asarray(current, float)
-        )
+            current = np.array([speed * math.cos(angle), speed * math.sin(angle), 0.0])
+        env = replace(system.environment, current=np.zeros(3) if current is None else current)
         self.system = replace(system, environment=env)
         self.fast = fast_dynamics(self.system)
         self.batch = BatchDynamics(self.fast, n, self.system.initial_q)
@@ -158,8 +160,9 @@ class _Batch:
         self.steps[which] = 0
         self.last_action[which] = 0.0
 
-    def apply(self, actions: np.ndarray) -> None:
-        a = np.asarray(actions, dtype=float).reshape(self.n, self.nt + self.nj)
+    def apply(self, a: np.ndarray) -> None:
+        """Set the commands of ``a`` (n x (thrusters + joints), float64, the environment's own
+        copy: it is written here)."""
         neutral = 0.0 if self.action_type == "normalized" else 1500.0
         finite = np.isfinite(a)
         self.invalid = (~finite).any(axis=1)  # NaN or inf: that command is neutral (thrusters) or zero
@@ -286,6 +289,24 @@ class SensorNoise:
         return self.depth_sigma * self.rng.standard_normal(self.n), np.hstack([linear, angular])
 
 
+def _batch(description: Any, n: int, task: Any, action_type: Any, control_dt: Any, substeps: Any,
+           max_steps: Any, current: Any, seed: Any, observation: Any) -> _Batch:  # fmt: skip
+    """The batch of an env's arguments, each checked (``arguments``) before anything is loaded."""
+    control_dt = arguments.time_step("control_dt", control_dt)
+    substeps = arguments.integer("substeps", substeps, 1, arguments.MAX_SUBSTEPS)
+    max_steps = arguments.integer("max_steps", max_steps, 1, arguments.MAX_STEPS)
+    current = arguments.current(current)
+    seed = arguments.seed("seed", seed)
+    for name, value, allowed in (("task", task, TASKS), ("action_type", action_type, ("normalized", "pwm")),
+                                 ("observation", observation, ("truth", "sensors"))):  # fmt: skip
+        if not isinstance(value, str) or value not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    if not isinstance(description, (str, os.PathLike)):
+        raise ValueError(f"description must be a file or a shipped name, got {description!r}")
+    system = load(resolve(description if isinstance(description, str) else Path(description)))
+    return _Batch(system, n, task, action_type, control_dt, substeps, max_steps, current, seed, observation)
+
+
 class UvmsVectorEnv(VectorEnv):
     """N vehicles in one compiled batch (module doc)."""
 
@@ -295,8 +316,8 @@ class UvmsVectorEnv(VectorEnv):
                  action_type: str = "normalized", control_dt: float = 0.01, substeps: int = 1,
                  max_steps: int = 2000, current=None, seed: int | None = None,
                  observation: str = "truth") -> None:  # fmt: skip
-        system = load(resolve(description))
-        self.core = _Batch(system, num_envs, task, action_type, control_dt, substeps, max_steps, current,
+        num_envs = arguments.integer("num_envs", num_envs, 1, arguments.MAX_ENVS)
+        self.core = _batch(description, num_envs, task, action_type, control_dt, substeps, max_steps, current,
                            seed, observation)  # fmt: skip
         self.num_envs = num_envs
         self.single_action_space = self.core.action_space
@@ -304,10 +325,13 @@ class UvmsVectorEnv(VectorEnv):
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
         self._needs_reset = np.zeros(num_envs, dtype=bool)
+        self._what = f"{num_envs} rows of {arguments.describe_action(self.core.nt, self.core.nj)}"
 
     def reset(
         self, *, seed: int | None = None, options: dict | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        seed = arguments.seed("seed", seed)
+        arguments.options(options)
         super().reset(seed=seed)
         self.core.seed(seed)
         self.core.reset(np.ones(self.num_envs, dtype=bool))
@@ -318,7 +342,7 @@ class UvmsVectorEnv(VectorEnv):
     def step(self, actions):
         core = self.core
         restart = self._needs_reset.copy()
-        core.apply(actions)
+        core.apply(arguments.actions(actions, self.action_space.shape, self._what))
         core.advance()
         core.reset(restart)  # the vehicles whose episode ended last step begin a new one
         obs, state = core.observe()
@@ -337,15 +361,17 @@ class UvmsEnv(gym.Env):
                  action_type: str = "normalized", control_dt: float = 0.01, substeps: int = 1,
                  max_steps: int = 2000, current=None, seed: int | None = None,
                  observation: str = "truth") -> None:  # fmt: skip
-        system = load(resolve(description))
-        self.core = _Batch(system, 1, task, action_type, control_dt, substeps, max_steps, current, seed,
+        self.core = _batch(description, 1, task, action_type, control_dt, substeps, max_steps, current, seed,
                            observation)  # fmt: skip
         self.action_space = self.core.action_space
         self.observation_space = self.core.observation_space
+        self._what = arguments.describe_action(self.core.nt, self.core.nj)
 
     def reset(
         self, *, seed: int | None = None, options: dict | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        seed = arguments.seed("seed", seed)
+        arguments.options(options)
         super().reset(seed=seed)
         self.core.seed(seed)
         self.core.reset(np.ones(1, dtype=bool))
@@ -354,7 +380,7 @@ class UvmsEnv(gym.Env):
 
     def step(self, action):
         core = self.core
-        core.apply(np.asarray(action)[None, :])
+        core.apply(arguments.actions(action, self.action_space.shape, self._what)[None, :])
         core.advance()
         obs, state = core.observe()
         reward, terminated, truncated = core.score(state)

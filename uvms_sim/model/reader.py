@@ -157,12 +157,16 @@ def _environment_without_surface(cur: Cursor) -> Environment:
         return Environment(gravity=g, density=rho, current=c["velocity"].vector(3))
     if kind == "sinusoidal":
         phase = c["phase"] if "phase" in c else None
-        sinusoid = SinusoidalCurrent(
+        values = (
             c["mean"].vector(3),
             c["amplitude"].vector(3),
             c["period"].number(positive=True),
             0.0 if phase is None else (phase.vector(3) if isinstance(phase.value, list) else phase.number()),
         )
+        try:
+            sinusoid = SinusoidalCurrent(*values)
+        except ValueError as exc:  # beyond what water does (hydro.current)
+            raise c.error(str(exc)) from None
         return Environment(gravity=g, density=rho, current_profile=sinusoid)
     times = c["time"].vector(len(c["time"].value) if isinstance(c["time"].value, list) else -1)
     vel = c["velocity"].matrix(len(times), 3)

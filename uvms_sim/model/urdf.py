@@ -70,10 +70,12 @@ def read_urdf(path: str | Path, xacro_args: dict[str, str] | None = None) -> Cur
     return Cursor(vehicle, path, "")
 
 
-def _expand(path: Path, args: dict[str, str]) -> str:
+def _expand(path: Path, args: dict[str, str]) -> str | bytes:
+    """The URDF's XML: a .urdf file's bytes (the XML parser decodes them as its declaration
+    says, and names a byte that is not of that encoding), a .xacro file expanded."""
     if path.suffix.lower() != ".xacro":
         try:
-            return path.read_text()
+            return path.read_bytes()
         except OSError as exc:
             raise ConfigError(path, "", f"cannot read the file: {exc.strerror}") from None
     import xacro

@@ -99,7 +99,10 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError(path, "", f"cannot read the file: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(path, "", f"not UTF-8 text (byte {exc.start}): is this a description?") from None
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)  # refuses characters YAML does not allow (NUL, most controls)
+    except yaml.YAMLError as exc:
+        raise ConfigError(path, "", f"not valid YAML: {getattr(exc, 'reason', None) or exc}") from None
     loader.name = str(path)
     try:
         node = loader.get_single_node()

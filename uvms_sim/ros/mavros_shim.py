@@ -61,7 +61,8 @@ class MavrosShim:
 
     def __init__(self, node, io, frame: str, namespace: str = "mavros") -> None:
         if frame not in FRAMES:
-            raise ValueError(f"ardusub_frame {frame!r} is not one of {sorted(FRAMES)}")
+            allowed = ", ".join(["auto (from the motor numbers)", "none (raw PWM)", *sorted(FRAMES)])
+            raise ValueError(f"ardusub_frame {frame!r} is not one of: {allowed}")
         self.node, self.io = node, io
         bank = node.sim.thrusters
         self.autopilot = ArduSubEmulator(frame, directions=bank.motor_directions(io.thrusters))

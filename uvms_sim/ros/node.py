@@ -97,7 +97,7 @@ from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 from transforms3d.quaternions import axangle2quat, qmult, rotate_vector
 
-from .. import frames
+from .. import __version__, frames
 from ..actuators.joints import JointMotors
 from ..dynamics.rnea import rnea
 from ..log import Throttle
@@ -612,6 +612,7 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         "| -r __ns:=/rov1\n\n" + doc[doc.find("Parameters") :],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     try:
         own = remove_ros_args(argv)[1:]
     except RuntimeError as exc:  # rcl's RCLInvalidROSArgsError: a malformed --ros-args or params file
