@@ -9,6 +9,10 @@ the step), then the integrator advances ``(q, v)`` with, at every stage, the for
 (ABA; with rigid connections the Udwadia-Kalaba correction), thrust at the stage's advance
 speeds and contact forces at the stage's positions.
 
+A system with tethers (``uvms_sim.tether``) steps them after each physics step: the tether's
+force at the start of a step acts on its link through the step, and the link's motion over it
+drives the line's end.
+
 Steps run in the compiled kernels (``dynamics.fast``; rigid connections and contacts
 included), which tests keep equal to the reference path to 1e-10; ``compiled=False`` forces
 the reference path.
@@ -34,6 +38,7 @@ from .model.kinematics import check_finite, placements
 from .model.model import Model
 from .model.system import System
 from .spatial import Array
+from .tether.properties import TetherSpec
 
 
 @dataclass
@@ -59,6 +64,7 @@ class Simulator:
     baumgarte: tuple[float, float] = (5.0, 5.0)  # (α, β) of the constraint stabilisation, 1/s
     system: System | None = None  # the description it was built from, if any
     compiled: bool = True  # use the compiled kernels when the step allows it
+    tethers: list = field(default_factory=list)  # tether.tether.Tether, stepped after each step
 
     def __post_init__(self) -> None:
         if self.method not in INTEGRATORS:
@@ -67,6 +73,8 @@ class Simulator:
         self.state = State(self.model.neutral(), np.zeros(self.model.nv))
         self.tau = np.zeros(self.model.nv)
         self.f_ext = np.zeros((self.model.nbodies, 6))
+        self._loads: Array | None = None  # during a step with tethers: f_ext and their wrenches
+        self._loads_buffer = np.zeros((self.model.nbodies, 6))
         self._fast: FastDynamics | None = None
         m = self.model
         self._limits = [  # (q index, v index, lower, upper) of every 1-DOF joint with a position limit
@@ -90,7 +98,59 @@ class Simulator:
         for c in system.constraints:
             sim.connect(c.parent, c.child, c.name, c.E, c.r)
         sim.system = system
+        sim.attach_tethers(system.tethers)
         return sim
+
+    # -- tethers --------------------------------------------------------------------------------
+    def attach_tethers(self, specs: tuple[TetherSpec, ...] | list[TetherSpec]) -> None:
+        """Start a tether (``tether.tether.Tether``, MoorDyn) for each spec, its vehicle end at
+        its link's point where the link is now (replacing any running ones)."""
+        from .tether.tether import Tether  # MoorDyn is loaded only for systems with a tether
+
+        for old in self.tethers:
+            old.close()
+        self.tethers = []
+        for spec in specs:
+            body = self.model.body_index(spec.link)
+            _, x, _ = self.link_point(body, spec.position)
+            self.tethers.append(Tether(spec, body, self.env, x, self.state.t))
+
+    def link_point(self, body: int, r: Array) -> tuple[Array, Array, Array]:
+        """World rotation of link ``body`` (link -> world) and the world position and velocity
+        of its point ``r`` (link axes) at the current state."""
+        q, v = self.state.q, self.state.v
+        m = self.model
+        if m.parents[body] < 0 and m.joints[body].type == "free":
+            iq, iv = m.idx_q[body], m.idx_v[body]
+            w, x, y, z = q[iq + 3 : iq + 7]
+            R = np.array([
+                [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+            ]) / (w * w + x * x + y * y + z * z)  # fmt: skip
+            nu = v[iv : iv + 6]
+            return R, q[iq : iq + 3] + R @ r, R @ (nu[:3] + np.cross(nu[3:], r))
+        from .dynamics.kinematics import forward_kinematics
+
+        forward_kinematics(m, self._limit_data, q, v, self.env, None, self.state.t)
+        d = self._limit_data
+        R = d.R_world[body]
+        nu = d.v[body]
+        return R, d.p_world[body] + R @ r, R @ (nu[:3] + np.cross(nu[3:], r))
+
+    def _tether_loads(self) -> Array:
+        """``f_ext`` plus every tether's wrench on its link at the current state."""
+        out = self._loads_buffer
+        np.copyto(out, self.f_ext)
+        for tether in self.tethers:
+            R, _, _ = self.link_point(tether.body, tether.spec.position)
+            tether.wrench(R, out[tether.body])
+        return out
+
+    def _advance_tethers(self, t: float, dt: float) -> None:
+        for tether in self.tethers:
+            _, x, xd = self.link_point(tether.body, tether.spec.position)
+            tether.advance(t, dt, x, xd)
 
     def reset(self, q: Array | None = None, v: Array | None = None) -> None:
         """Back to ``q`` (default: neutral) and ``v`` (default: rest) at t = 0."""
@@ -157,13 +217,19 @@ class Simulator:
 
     # -- dynamics -------------------------------------------------------------------------------
     def _external(self, data) -> Array:
-        return wrench_sum(self.f_ext, data, self.thrusters, self.contacts)
+        return wrench_sum(self.loads, data, self.thrusters, self.contacts)
+
+    @property
+    def loads(self) -> Array:
+        """The body wrenches the dynamics take: ``f_ext``, plus the tethers' during a step."""
+        return self.f_ext if self._loads is None else self._loads
 
     @property
     def external(self) -> ExternalWrench:
-        """The external wrenches as the dynamics take them: ``f_ext`` alone, or a function of
-        each forward pass adding the thrust and the contact forces (which depend on it)."""
-        return self.f_ext if self.thrusters is None and self.contacts is None else self._external
+        """The external wrenches as the dynamics take them: ``f_ext`` (with the tethers' during a
+        step) alone, or a function of each forward pass adding the thrust and the contact forces
+        (which depend on it)."""
+        return self.loads if self.thrusters is None and self.contacts is None else self._external
 
     def _accel(self, q: Array, v: Array, t: float) -> Array:
         f_ext = self.external
@@ -184,9 +250,16 @@ class Simulator:
             self.tau = self.joint_motors.apply(self.tau, s.q, s.v, dt)
         if self.thrusters is not None:
             self.thrusters.advance(dt)
-        self.state = self._integrate(s, dt)
-        if self._limits:
-            self._limit_crossing(s, dt)
+        if self.tethers:
+            self._loads = self._tether_loads()
+        try:
+            self.state = self._integrate(s, dt)
+            if self._limits:
+                self._limit_crossing(s, dt)
+        finally:
+            self._loads = None
+        if self.tethers:
+            self._advance_tethers(s.t, dt)
         return self.state
 
     def _check_contact_step(self, dt: float) -> None:
@@ -214,7 +287,7 @@ class Simulator:
         if fast is not None:
             th = self.thrusters
             thrust = None if th is None else th.thrust  # the compiled step writes the thrusts there
-            q, v = fast.step(s.q, s.v, dt, self.method, self.tau, self.f_ext, None, s.t, thrust)
+            q, v = fast.step(s.q, s.v, dt, self.method, self.tau, self.loads, None, s.t, thrust)
             self._copy_outputs(fast, thrust=False)
         else:
             q, v = INTEGRATORS[self.method](self.model, s.q, s.v, dt, self._accel, s.t)
@@ -280,7 +353,8 @@ class Simulator:
         """``steps`` calls of ``step(dt)`` with the inputs held. Without joint motors, thruster
         spin-up lag or a time-varying current they run in one compiled call (the same
         arithmetic, so the same result); a non-finite state stops there with
-        ``NonFiniteStateError`` after the steps that were finite."""
+        ``NonFiniteStateError`` after the steps that were finite. (With a tether, one step at a
+        time: the tether's force changes at every step.)"""
         if self.contacts is not None and dt != self._contact_dt:
             self._check_contact_step(dt)
         fast = self.fast_dynamics()
@@ -291,6 +365,7 @@ class Simulator:
             or self._limits
             or lag
             or self.env.current_profile is not None
+            or self.tethers
             or steps < 2
         ):
             for _ in range(steps):
@@ -303,7 +378,10 @@ class Simulator:
             self.thrusters.advance(dt)
         q, v, done = fast.step_many(s.q, s.v, dt, steps, self.method, self.tau, self.f_ext, None, s.t)
         self._copy_outputs(fast)
-        self.state = State(q, v, s.t + done * dt)
+        t = s.t
+        for _ in range(done):  # the time as ``step`` sums it (and the compiled steps, for the waves)
+            t += dt
+        self.state = State(q, v, t)
         if done < steps:
             self.step(dt)  # raises NonFiniteStateError naming the quantity, state unchanged
         return self.state
