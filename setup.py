@@ -78,9 +78,9 @@ setup(
     python_requires="==3.11.*",
     install_requires=["setuptools", *RUNTIME, *ROS_WHEELS, *INTERFACE_TOOLCHAIN],
     extras_require={
-        "sweep": ["ray>=2.60"],
+        "sweep": ["ray>=2.60"],  # uvms-sim sweep: Ray is large, and only sweeps need it
         "water-checks": ["capytaine==3.0.0", "wavespectra==4.9.0"],  # test_waves.py's peers
-    },  # uvms-sim sweep: Ray is large, and only sweeps need it
+    },
     zip_safe=False,
     maintainer="uvms_sim developers",
     maintainer_email="uvms-sim@example.invalid",
