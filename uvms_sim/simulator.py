@@ -120,16 +120,23 @@ class Simulator:
         of its point ``r`` (link axes) at the current state."""
         q, v = self.state.q, self.state.v
         m = self.model
-        if m.parents[body] < 0 and m.joints[body].type == "free":
+        if m.parents[body] < 0 and m.joints[body].type == "free":  # a vehicle's root: from q and v alone
             iq, iv = m.idx_q[body], m.idx_v[body]
-            w, x, y, z = q[iq + 3 : iq + 7]
-            R = np.array([
-                [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-            ]) / (w * w + x * x + y * y + z * z)  # fmt: skip
-            nu = v[iv : iv + 6]
-            return R, q[iq : iq + 3] + R @ r, R @ (nu[:3] + np.cross(nu[3:], r))
+            px, py, pz, w, x, y, z = q[iq : iq + 7].tolist()
+            u0, u1, u2, w0, w1, w2 = v[iv : iv + 6].tolist()
+            r0, r1, r2 = (float(c) for c in r)
+            k = 2.0 / (w * w + x * x + y * y + z * z)
+            R0 = (1 - k * (y * y + z * z), k * (x * y - w * z), k * (x * z + w * y))
+            R1 = (k * (x * y + w * z), 1 - k * (x * x + z * z), k * (y * z - w * x))
+            R2 = (k * (x * z - w * y), k * (y * z + w * x), 1 - k * (x * x + y * y))
+            c0, c1, c2 = u0 + w1 * r2 - w2 * r1, u1 + w2 * r0 - w0 * r2, u2 + w0 * r1 - w1 * r0  # v + ω × r
+            return (
+                np.array((R0, R1, R2)),
+                np.array((px + R0[0] * r0 + R0[1] * r1 + R0[2] * r2, py + R1[0] * r0 + R1[1] * r1 + R1[2] * r2,
+                          pz + R2[0] * r0 + R2[1] * r1 + R2[2] * r2)),
+                np.array((R0[0] * c0 + R0[1] * c1 + R0[2] * c2, R1[0] * c0 + R1[1] * c1 + R1[2] * c2,
+                          R2[0] * c0 + R2[1] * c1 + R2[2] * c2)),
+            )  # fmt: skip
         from .dynamics.kinematics import forward_kinematics
 
         forward_kinematics(m, self._limit_data, q, v, self.env, None, self.state.t)
@@ -153,10 +160,13 @@ class Simulator:
             tether.advance(t, dt, x, xd)
 
     def reset(self, q: Array | None = None, v: Array | None = None) -> None:
-        """Back to ``q`` (default: neutral) and ``v`` (default: rest) at t = 0."""
+        """Back to ``q`` (default: neutral) and ``v`` (default: rest) at t = 0; tethers start
+        again at their description's length, at rest from their vehicles' new places."""
         q = self.model.neutral() if q is None else check_finite("q", q, self.model.nq)
         v = np.zeros(self.model.nv) if v is None else check_finite("v", v, self.model.nv)
         self.state = State(np.array(q, dtype=float), np.array(v, dtype=float), 0.0)
+        if self.tethers:  # the lines start again where their vehicles now are, at rest
+            self.attach_tethers([t.spec for t in self.tethers])
 
     # -- inputs -------------------------------------------------------------------------------
     def set_generalized_forces(self, tau: Array) -> None:

@@ -172,9 +172,21 @@ class MoorDynLine:
 
     def step(self, x: Array, v: Array, t: float, dt: float) -> Array:
         """Advance the line from t to t + dt with the vehicle's point ending at x moving at v
-        (NED); returns (and keeps in ``force``) the line's force on that point (NED, N)."""
+        (NED); returns (and keeps in ``force``) the line's force on that point (NED, N).
+        FloatingPointError when MoorDyn fails or its force is not finite (the line is then
+        lost: ``Simulator.reset`` starts it again)."""
         xs = [float(x[0]), -float(x[1]), -float(x[2])]
         vs = [float(v[0]), -float(v[1]), -float(v[2])]
+        try:
+            f = self._step(xs, vs, t, dt)
+        except RuntimeError as exc:  # MoorDyn's integration failed (a NaN in the line)
+            raise FloatingPointError(f"tether {self.spec.name!r}: MoorDyn: {exc}") from None
+        if not all(map(math.isfinite, f)):
+            raise FloatingPointError(f"tether {self.spec.name!r}: non-finite force {tuple(f)} from MoorDyn")
+        self.force[0], self.force[1], self.force[2] = f[0], -f[1], -f[2]
+        return self.force
+
+    def _step(self, xs: list[float], vs: list[float], t: float, dt: float):
         if self._quiet_steps is None:
             written: list[int] = []
             with quiet(written):
@@ -185,8 +197,7 @@ class MoorDynLine:
                 f = self._md.step(self._system, xs, vs, float(t), float(dt))
         else:
             f = self._md.step(self._system, xs, vs, float(t), float(dt))
-        self.force[0], self.force[1], self.force[2] = f[0], -f[1], -f[2]
-        return self.force
+        return f
 
     def nodes(self) -> Array:
         """The positions of the line's nodes from the reel (row 0) to the vehicle, NED."""

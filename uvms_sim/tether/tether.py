@@ -14,11 +14,11 @@ import numpy as np
 from ..hydro.environment import Environment
 from ..hydro.waves import kinematics_at
 from ..log import logger
-from ..spatial import Array, cross
+from ..spatial import Array
 from .line import MoorDynLine
 from .properties import TetherSpec
 
-WATER_PERIOD = 0.02  # s between updates of the water's kinematics at the nodes (waves: ω dt << 1)
+WATER_PERIOD = 0.05  # s between updates of the water's kinematics at the nodes (waves: ω dt << 1)
 
 
 class Tether:
@@ -66,9 +66,14 @@ class Tether:
     def wrench(self, R: Array, out: Array) -> None:
         """Add the tether's wrench on its link, link axes about the link's origin, for the link's
         world rotation ``R`` (link -> world), into ``out`` (6)."""
-        f = R.T @ self.line.force
-        out[:3] += f
-        out[3:] += cross(self.spec.position, f)
+        f0, f1, f2 = (R.T @ self.line.force).tolist()
+        r0, r1, r2 = self.spec.position.tolist()
+        out[0] += f0
+        out[1] += f1
+        out[2] += f2
+        out[3] += r1 * f2 - r2 * f1
+        out[4] += r2 * f0 - r0 * f2
+        out[5] += r0 * f1 - r1 * f0
 
     def advance(self, t: float, dt: float, x: Array, v: Array) -> None:
         """The reel and the line from t to t + dt, the vehicle's point ending at x moving at v
@@ -77,7 +82,7 @@ class Tether:
         self._update_water(t)
         self.line.step(x, v, t, dt)
         if not self._warned_break:
-            tension = float(np.linalg.norm(self.line.force))
+            tension = math.hypot(*self.line.force.tolist())
             if tension > self.spec.properties["breaking_strength"]:
                 self._warned_break = True
                 logger.warning(
