@@ -197,8 +197,10 @@ def water(node, seconds: float, repeats: int = 3) -> None:
         runs = sorted(measure(0.0, seconds, node, 1000.0, ("-p", f"description:={description}"))
                       for _ in range(repeats))  # fmt: skip
         rtfs = [r for r, _ in runs]
-        print(f"  {label:42s}: {rtfs[0]:6.1f} / {rtfs[len(rtfs) // 2]:6.1f} / {rtfs[-1]:6.1f}x real time "
-              f"(min / median / max of {repeats}), node CPU {runs[len(runs) // 2][1]:5.1f} % of one core")
+        print(
+            f"  {label:42s}: {rtfs[0]:6.1f} / {rtfs[len(rtfs) // 2]:6.1f} / {rtfs[-1]:6.1f}x real time "
+            f"(min / median / max of {repeats}), node CPU {runs[len(runs) // 2][1]:5.1f} % of one core"
+        )
 
 
 def main() -> None:

@@ -13,10 +13,9 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import pytest
 import yaml
-
 from test_fuzz import NASTY, _mutate
+
 from uvms_sim.model import ConfigError, load
 from uvms_sim.ros.water_topics import check_reel, tether_parameter
 from uvms_sim.simulator import Simulator
@@ -28,7 +27,8 @@ WAVES = [
     {"type": "regular", "height": 0.5, "period": 5.0, "direction": 0.3, "phase": 1.0, "depth": 20.0},
     {"type": "jonswap", "significant_height": 1.0, "peak_period": 6.0, "gamma": 3.3, "components": 16,
      "band": [0.5, 3.0], "seed": 4, "direction": -1.0},
-    {"type": "pierson_moskowitz", "significant_height": 0.5, "peak_period": 4.0, "components": 8, "depth": 10.0},
+    {"type": "pierson_moskowitz", "significant_height": 0.5, "peak_period": 4.0, "components": 8,
+     "depth": 10.0},
     {"type": "spectrum", "frequencies": [0.8, 1.0, 1.2, 1.5], "density": [0.01, 0.05, 0.03, 0.01], "seed": 1},
 ]  # fmt: skip
 
@@ -83,7 +83,8 @@ def test_wave_descriptions_load_with_finite_water_or_say_what_is_wrong(tmp_path)
 
 TETHER = {"name": "tether", "link": "base_link", "position": [-0.2, 0.0, -0.1], "anchor": [0.0, 0.0, 0.0],
           "length": 50.0, "segments": 20, "type": "fathom", "diameter": 0.0076, "axial_stiffness": 43000.0,
-          "normal_drag": 1.2, "reel": {"speed": 0.5, "min_length": 5.0, "max_length": 300.0, "max_tension": 700.0}}  # fmt: skip
+          "normal_drag": 1.2,
+          "reel": {"speed": 0.5, "min_length": 5.0, "max_length": 300.0, "max_tension": 700.0}}  # fmt: skip
 
 
 def test_tether_descriptions_load_or_say_what_is_wrong(tmp_path):
@@ -143,7 +144,8 @@ def test_reel_commands_take_hostile_values():
         length = values[int(rng.integers(len(values)))] if rng.random() < 0.4 else float(
             10.0 ** rng.uniform(-9, 9) * (-1 if rng.random() < 0.2 else 1))  # fmt: skip
         speed = None if rng.random() < 0.3 else (
-            values[int(rng.integers(len(values)))] if rng.random() < 0.4 else float(rng.normal(0.3, 1.0)))  # fmt: skip
+            values[int(rng.integers(len(values)))] if rng.random() < 0.4
+            else float(rng.normal(0.3, 1.0)))  # fmt: skip
         try:
             target, rate = tether.command(length, speed)  # type: ignore[arg-type]
         except (ValueError, TypeError) as exc:
@@ -170,13 +172,12 @@ def test_the_reel_parameters_refuse_hostile_values_through_the_node():
     every type: refused with a reason, or taken; the node keeps running and its tether's
     length stays within the reel."""
     from rclpy.parameter import Parameter
-
     from ros_helpers import simulator
 
     rng = np.random.default_rng(46)
     values = [-1.0, math.nan, math.inf, -math.inf, 1e300, 0.0, 3.0, 60.0, "x", True, [1.0], 2**40, -5]
     with simulator(description="bluerov2_tethered", ardusub_frame="none", physics_rate=500.0,
-                   command_timeout=60.0) as (node, user, executor):  # fmt: skip
+                   command_timeout=60.0) as (node, _, _):  # fmt: skip
         refused = taken = 0
         for _ in range(100 * SCALE):
             name = "tethers.tether.length" if rng.random() < 0.6 else "tethers.tether.speed"

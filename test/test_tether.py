@@ -46,7 +46,7 @@ def test_a_hanging_tether_takes_the_elastic_catenary():
         w = spec.wet_weight(1025.0, G)
         # the catenary from the end (bottom, A) up to the surface point (B): x horizontal, z up
         s = np.linspace(0.0, 40.0, 51)
-        x, z, tension, h, va = elastic_catenary(30.0, 10.0, 40.0, w, FATHOM["axial_stiffness"], s)
+        x, z, tension, _, _ = elastic_catenary(30.0, 10.0, 40.0, w, FATHOM["axial_stiffness"], s)
         # node k of MoorDyn counts from the anchor (the surface point): s = 40 - s_k from the end
         px = 30.0 - nodes[::-1, 0]
         pz = end[2] - nodes[::-1, 2]  # height above the end

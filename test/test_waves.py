@@ -20,7 +20,6 @@ from uvms_sim.hydro.waves import (
     jonswap,
     kinematics_at,
     pierson_moskowitz,
-    regular,
     spectrum_sea,
     wavenumber,
 )
@@ -89,7 +88,8 @@ def test_many_points_at_once_equal_one_at_a_time():
 def _body_in_waves(tmp_path, waves: dict, z: float, mass: float, added=(0.0,) * 6, damping=(0.0,) * 6,
                    hull="{shape: sphere, radius: 0.1}") -> Path:  # fmt: skip
     path = tmp_path / "ball.yaml"
-    path.write_text(f"""environment: {{water_density: {RHO}, waves: {yaml.safe_dump(waves, default_flow_style=True).strip()}}}
+    flow = yaml.safe_dump(waves, default_flow_style=True).strip()
+    path.write_text(f"""environment: {{water_density: {RHO}, waves: {flow}}}
 vehicles:
   - name: ball
     initial_pose: {{position: [0, 0, {z}]}}
@@ -171,7 +171,8 @@ def test_buoyancy_follows_the_surface_under_a_crest_and_a_trough(tmp_path):
     surface is a plane over it to 1e-4): its buoyancy is ρ g (V/2 + A η) under the crest and the
     trough, and zero when a trough leaves it in the air."""
     path = tmp_path / "box.yaml"
-    path.write_text(f"""environment: {{water_density: {RHO}, waves: {{type: regular, height: 0.6, period: 10.0}}}}
+    waves = "{type: regular, height: 0.6, period: 10.0}"
+    path.write_text(f"""environment: {{water_density: {RHO}, waves: {waves}}}
 vehicles:
   - name: box
     links:
@@ -256,7 +257,8 @@ def test_compiled_equals_the_reference_in_waves(tmp_path):
     with a current, the shipped BlueROV2, the Heavy and the light arm: the compiled ABA equals
     the reference to 1e-10 of the largest acceleration; and in finite depth."""
     rng = np.random.default_rng(5)
-    for name, waves in (("bluerov2.yaml", "{type: jonswap, significant_height: 0.6, peak_period: 4.0, seed: 2}"),
+    for name, waves in (("bluerov2.yaml",
+                         "{type: jonswap, significant_height: 0.6, peak_period: 4.0, seed: 2}"),
                         ("bluerov2_heavy.yaml", "{type: regular, height: 0.5, period: 3.0, direction: 0.5}"),
                         ("bluerov2_light_arm.yaml", "{type: pierson_moskowitz, significant_height: 0.4, "
                          "peak_period: 5.0, depth: 6.0, components: 20}")):  # fmt: skip
@@ -291,7 +293,11 @@ def test_advance_in_waves_is_the_same_steps(tmp_path):
     same result as the steps one by one, bit for bit."""
     text = (CONFIG / "bluerov2.yaml").read_text()
     data = yaml.safe_load(text)
-    data.setdefault("environment", {})["waves"] = {"type": "jonswap", "significant_height": 0.5, "peak_period": 4.0}
+    data.setdefault("environment", {})["waves"] = {
+        "type": "jonswap",
+        "significant_height": 0.5,
+        "peak_period": 4.0,
+    }
     data["vehicles"][0]["initial_pose"] = {"position": [0.0, 0.0, 0.3]}
     path = tmp_path / "r.yaml"
     path.write_text(yaml.safe_dump(data))

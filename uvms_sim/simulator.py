@@ -132,7 +132,8 @@ class Simulator:
             c0, c1, c2 = u0 + w1 * r2 - w2 * r1, u1 + w2 * r0 - w0 * r2, u2 + w0 * r1 - w1 * r0  # v + ω × r
             return (
                 np.array((R0, R1, R2)),
-                np.array((px + R0[0] * r0 + R0[1] * r1 + R0[2] * r2, py + R1[0] * r0 + R1[1] * r1 + R1[2] * r2,
+                np.array((px + R0[0] * r0 + R0[1] * r1 + R0[2] * r2,
+                          py + R1[0] * r0 + R1[1] * r1 + R1[2] * r2,
                           pz + R2[0] * r0 + R2[1] * r1 + R2[2] * r2)),
                 np.array((R0[0] * c0 + R0[1] * c1 + R0[2] * c2, R1[0] * c0 + R1[1] * c1 + R1[2] * c2,
                           R2[0] * c0 + R2[1] * c1 + R2[2] * c2)),

@@ -249,6 +249,8 @@ def wave_table(waves) -> np.ndarray:
     WT[:, WSUM] = waves.amplitude.sum()
     WT[:, WSLOPE] = waves.amplitude @ waves.k
     return WT
+
+
 # columns of a connection (E, r, α, β) and of a contact point (r, depth or anchor, k, c, μ, v_s)
 NCF, NKF = 14, 10
 

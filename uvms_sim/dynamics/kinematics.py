@@ -53,7 +53,8 @@ def velocities_and_bias(
     rho = env.density
     current0, current_accel0 = env.fluid_state(t)
     current, current_accel = current0, current_accel0
-    waves = env.waves if env.surface is not None and env.waves is not None and len(env.waves) else None
+    surface = env.surface
+    waves = env.waves if surface is not None and env.waves is not None and len(env.waves) else None
     for i, joint in enumerate(model.joints):
         lam = model.parents[i]
         vJ = joint.S @ v[model.idx_v[i] : model.idx_v[i] + joint.nv]
@@ -63,8 +64,8 @@ def velocities_and_bias(
             data.v[i] = data.X[i] @ data.v[lam] + vJ
         data.c[i] = motion_cross(data.v[i], vJ)
         volume, cob, wet = model.volume[i], model.cob[i], 1.0
-        if waves is not None:
-            volume, cob, wet, u, a = wave_water(model, data, i, env.surface, waves, t)
+        if waves is not None and surface is not None:
+            volume, cob, wet, u, a = wave_water(model, data, i, surface, waves, t)
             current, current_accel = current0 + u, current_accel0 + a
         elif env.surface is not None:
             volume, cob, wet = wet_part(model, data, i, env.surface)

@@ -131,7 +131,9 @@ class WaveField:
         return float(4.0 * math.sqrt(0.5 * float(self.amplitude @ self.amplitude)))
 
     def _phases(self, x: float, y: float, t: float) -> Array:
-        return self.k * (x * np.cos(self.direction) + y * np.sin(self.direction)) - self.omega * t + self.phase
+        return (
+            self.k * (x * np.cos(self.direction) + y * np.sin(self.direction)) - self.omega * t + self.phase
+        )
 
     def elevation(self, x: float, y: float, t: float) -> float:
         """η (m, up) at the horizontal point (x, y) (NED) and time t."""
@@ -247,7 +249,8 @@ def sea_state(
         raise ValueError("a spectrum needs increasing frequencies > 0 and densities >= 0")
     edges = np.concatenate(([omega[0] - 0.5 * (omega[1] - omega[0]) if omega.size > 1 else 0.5 * omega[0]],
                             0.5 * (omega[1:] + omega[:-1]),
-                            [omega[-1] + 0.5 * (omega[-1] - omega[-2]) if omega.size > 1 else 1.5 * omega[0]]))  # fmt: skip
+                            [omega[-1] + 0.5 * (omega[-1] - omega[-2]) if omega.size > 1
+                             else 1.5 * omega[0]]))  # fmt: skip
     edges[0] = max(edges[0], 1e-3 * omega[0])
     width = np.diff(edges)
     rng = np.random.default_rng(seed)

@@ -20,7 +20,6 @@ from .crba import crba
 from .joints import Joint
 from .kinematics import placements
 from .model import Model
-from .water_reader import read_tethers
 from .reader import (
     JointSpec,
     LinkSpec,
@@ -35,6 +34,7 @@ from .system import (
     System,
     Vehicle,
 )
+from .water_reader import read_tethers
 from .yaml_source import Cursor
 
 

@@ -132,8 +132,8 @@ class WaterTopics:
                 path_pub.publish(self.path)
             if tension_pub.get_subscription_count():
                 msg = Float64MultiArray()
-                msg.layout.dim = [MultiArrayDimension(label="segments_from_reel", size=tether.spec.segments + 1,
-                                                      stride=tether.spec.segments + 1)]  # fmt: skip
+                n = tether.spec.segments + 1
+                msg.layout.dim = [MultiArrayDimension(label="segments_from_reel", size=n, stride=n)]
                 msg.data = [float(x) for x in tether.line.tensions()]
                 tension_pub.publish(msg)
             if length_pub.get_subscription_count():

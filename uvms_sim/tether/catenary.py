@@ -29,7 +29,9 @@ from scipy.optimize import fsolve
 from ..spatial import Array
 
 
-def elastic_catenary(span: float, rise: float, length: float, weight: float, ea: float, s: Array | None = None):
+def elastic_catenary(
+    span: float, rise: float, length: float, weight: float, ea: float, s: Array | None = None
+):
     """``(x, z, tension, H, V_A)`` of the elastic catenary from (0, 0) to (span, rise) at the
     unstretched arc lengths ``s`` (default 101 points from 0 to ``length``); ``weight`` N/m
     (> 0 sinks), ``ea`` N. ValueError when no solution is found."""
@@ -49,7 +51,9 @@ def elastic_catenary(span: float, rise: float, length: float, weight: float, ea:
 
     best = None
     for h0 in (0.1, 1.0, 10.0, 100.0):
-        sol, _, ok, _ = fsolve(residual, [math.log(h0 * abs(w) * length + 1e-9), 0.5 * w * length], full_output=True)
+        sol, _, ok, _ = fsolve(
+            residual, [math.log(h0 * abs(w) * length + 1e-9), 0.5 * w * length], full_output=True
+        )
         err = float(np.hypot(*residual(sol)))
         if ok == 1 and (best is None or err < best[1]):
             best = (sol, err)

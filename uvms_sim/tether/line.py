@@ -69,7 +69,9 @@ def time_step(spec: TetherSpec, length: float) -> float:
     return 0.5 * (length / spec.segments) / c
 
 
-def input_file(spec: TetherSpec, x_end: Array, density: float, gravity: float, depth: float, dt: float) -> str:
+def input_file(
+    spec: TetherSpec, x_end: Array, density: float, gravity: float, depth: float, dt: float
+) -> str:
     """MoorDyn's input for the tether: its line type, the fixed reel point and the coupled
     vehicle point (MoorDyn axes), one line of ``segments`` segments, and the options."""
     p = {k: float(v) for k, v in spec.properties.items()}
@@ -136,7 +138,7 @@ class MoorDynLine:
         self._anchor_point = cmoordyn.get_point(self._system, 1)
         self.n_water = int(cmoordyn.ext_wave_n(self._system))
         self.force = np.zeros(3)  # the line's force on the vehicle's point, NED, N
-        self._quiet_steps = None  # whether every step must run quietly (decided at the first)
+        self._quiet_steps: bool | None = None  # whether every step must run quietly (decided at the first)
 
     def close(self) -> None:
         if self._system is not None:

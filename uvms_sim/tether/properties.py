@@ -70,7 +70,13 @@ class TetherSpec:
         for key in ("diameter", "mass_per_length", "breaking_strength", "axial_stiffness"):
             if not (math.isfinite(p[key]) and p[key] > 0.0):
                 raise ValueError(f"tether {self.name!r}: {key} must be a finite number > 0, got {p[key]}")
-        for key in ("normal_drag", "tangential_drag", "normal_added_mass", "axial_added_mass", "internal_damping"):
+        for key in (
+            "normal_drag",
+            "tangential_drag",
+            "normal_added_mass",
+            "axial_added_mass",
+            "internal_damping",
+        ):
             if not (math.isfinite(p[key]) and p[key] >= 0.0):
                 raise ValueError(f"tether {self.name!r}: {key} must be a finite number >= 0, got {p[key]}")
         if not 1 <= int(self.segments) <= 500:

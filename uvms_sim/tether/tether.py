@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..hydro.environment import Environment
 from ..hydro.waves import kinematics_at
 from ..log import logger
@@ -57,7 +55,9 @@ class Tether:
         spec = self.spec
         if not (isinstance(length, int | float) and math.isfinite(length)) or length < 0.0:
             raise ValueError(f"tether length must be a finite number >= 0 m, got {length!r}")
-        if speed is not None and (not (isinstance(speed, int | float) and math.isfinite(speed)) or speed < 0.0):
+        if speed is not None and (
+            not (isinstance(speed, int | float) and math.isfinite(speed)) or speed < 0.0
+        ):
             raise ValueError(f"tether speed must be a finite number >= 0 m/s, got {speed!r}")
         self.target = min(max(float(length), spec.min_length), spec.max_length)
         self.speed = spec.reel_speed if speed is None else min(float(speed), spec.reel_speed)

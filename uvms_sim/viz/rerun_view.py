@@ -182,8 +182,9 @@ class RerunView:
             rec.log(f"plots/tether_tension/{name}", rr.Scalars(tension))
         if frame.surface is not None:
             vertices, triangles = frame.surface
-            rec.log("world/water_surface", rr.Mesh3D(vertex_positions=vertices, triangle_indices=triangles,
-                                                      vertex_colors=[[64, 140, 217, 90]] * len(vertices)))  # fmt: skip
+            colors = [[64, 140, 217, 90]] * len(vertices)
+            mesh = rr.Mesh3D(vertex_positions=vertices, triangle_indices=triangles, vertex_colors=colors)
+            rec.log("world/water_surface", mesh)
 
     def close(self) -> None:
         self.rec.flush()

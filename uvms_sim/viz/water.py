@@ -37,7 +37,12 @@ def wave_surface(env, t: float, centre_enu: np.ndarray, half: float = WAVE_HALF_
     east, north = np.meshgrid(centre_enu[0] + s, centre_enu[1] + s, indexing="ij")
     x, y = north.ravel(), east.ravel()  # NED
     w = env.waves
-    th = np.outer(x, w.k * np.cos(w.direction)) + np.outer(y, w.k * np.sin(w.direction)) - w.omega * t + w.phase
+    th = (
+        np.outer(x, w.k * np.cos(w.direction))
+        + np.outer(y, w.k * np.sin(w.direction))
+        - w.omega * t
+        + w.phase
+    )
     eta = np.cos(th) @ w.amplitude
     vertices = np.column_stack((east.ravel(), north.ravel(), -env.surface + eta))
     return vertices, _grid(cells)

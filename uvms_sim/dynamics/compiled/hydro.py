@@ -42,11 +42,11 @@ from ..flat import (
     WK,
     WOMEGA,
     WPHASE,
+    WPW,
+    WRW,
     WSIN,
     WSLOPE,
     WSUM,
-    WPW,
-    WRW,
     WV,
     WVR,
 )
