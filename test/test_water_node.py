@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import pathlib
 
 import pytest
 from nav_msgs.msg import Path
@@ -82,3 +83,32 @@ def test_tether_and_waves_are_published_drawn_and_the_reel_obeys_its_parameters(
         counts = {c.topic: c.msgcount for c in reader.connections}
     assert counts.get("/tether/tether/tension", 0) > 10 and counts.get("/waves/elevation", 0) > 10, counts
     assert counts.get("/tether/tether/path", 0) > 10, counts
+
+
+def test_the_browser_view_records_the_tether_and_the_wave_surface(tmp_path):
+    """A frame with the working water (``viz.water``) logged by the browser view and read back
+    with Rerun's own reader: the tether's line strip through its 51 nodes, its tension plotted,
+    and the wave surface as a mesh of 25 x 25 vertices at the sea's elevation."""
+    import numpy as np
+    import rerun as rr
+
+    from uvms_sim.model import load
+    from uvms_sim.simulator import Simulator
+    from uvms_sim.viz.rerun_view import RerunView
+    from uvms_sim.viz.scene import SceneState
+    from uvms_sim.viz.water import tether_paths, wave_surface
+
+    system = load(pathlib.Path(__file__).resolve().parent.parent / "config" / "bluerov2_tethered.yaml")
+    sim = Simulator.from_system(system)
+    view = RerunView(system, save=tmp_path / "water.rrd", rate=10.0)
+    frame = SceneState(system).frame(sim.state.q, None)
+    frame.tethers = tether_paths(sim.tethers)
+    frame.surface = wave_surface(sim.env, 0.0, frame.p[0])
+    vertices, triangles = frame.surface
+    assert vertices.shape == (625, 3) and triangles.shape == (1152, 3)
+    eta = [sim.env.elevation(v[1], v[0], 0.0) for v in vertices[:5]]
+    assert np.allclose(vertices[:5, 2], eta)
+    view.log(0.0, frame)
+    view.close()
+    paths = {str(c.entity_path) for c in rr.chunk.RrdReader(tmp_path / "water.rrd").stream().to_chunks()}
+    assert {"/world/tether/tether", "/plots/tether_tension/tether", "/world/water_surface"} <= paths

@@ -10,6 +10,8 @@ cross flow at the tether's Reynolds numbers (10^3-10^4) has C_d = 1.2 (Hoerner 1
 fig. 8; DNV-RP-C205 2010 §6.7.1, fig. 6-6); along its axis the skin friction on its wetted
 surface is C_f = 0.01 (Hoerner 1965, ch. 2, §5: a long thin cylinder in axial flow);
 transverse added mass C_a = 1 (a circular cylinder, DNV-RP-C205 table D-1), none along the axis.
+The internal damping (half the critical damping of a segment's axial mode) is numerical: it
+damps the segments' axial ringing, which the real tether's jacket does too.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ FATHOM = {
     "tangential_drag": 0.01,
     "normal_added_mass": 1.0,
     "axial_added_mass": 0.0,
-    "internal_damping": 1.0,  # of the critical damping of one segment's axial mode
+    "internal_damping": 0.5,  # of the critical damping of one segment's axial mode
 }
 PRESETS = {"fathom": FATHOM}
 PROPERTIES = tuple(FATHOM)
