@@ -29,6 +29,20 @@ from scipy.optimize import fsolve
 from ..spatial import Array
 
 
+def _solve(residual, starts, length: float, what: str) -> tuple[float, float]:
+    """The root of ``residual`` (two equations) found from the best of several ``starts``,
+    or ValueError naming ``what`` when none gets within 1e-9 of the length."""
+    best = None
+    for start in starts:
+        sol, _, ok, _ = fsolve(residual, start, full_output=True)
+        err = float(np.hypot(*residual(sol)))
+        if ok == 1 and (best is None or err < best[1]):
+            best = (sol, err)
+    if best is None or best[1] > 1e-9 * max(1.0, length):
+        raise ValueError(f"no {what} through these ends")
+    return float(best[0][0]), float(best[0][1])
+
+
 def elastic_catenary(
     span: float, rise: float, length: float, weight: float, ea: float, s: Array | None = None
 ):
@@ -49,17 +63,9 @@ def elastic_catenary(
         x, z = shape(h, va, length)
         return [x - span, z - rise]
 
-    best = None
-    for h0 in (0.1, 1.0, 10.0, 100.0):
-        sol, _, ok, _ = fsolve(
-            residual, [math.log(h0 * abs(w) * length + 1e-9), 0.5 * w * length], full_output=True
-        )
-        err = float(np.hypot(*residual(sol)))
-        if ok == 1 and (best is None or err < best[1]):
-            best = (sol, err)
-    if best is None or best[1] > 1e-9 * max(1.0, length):
-        raise ValueError("no elastic catenary through these ends")
-    h, va = math.exp(best[0][0]), float(best[0][1])
+    starts = [[math.log(h0 * abs(w) * length + 1e-9), 0.5 * w * length] for h0 in (0.1, 1.0, 10.0, 100.0)]
+    log_h, va = _solve(residual, starts, length, "elastic catenary")
+    h = math.exp(log_h)
     x, z = shape(h, va, s)
     return x, z, np.sqrt(h * h + (va + w * s) ** 2), h, va
 
@@ -81,14 +87,8 @@ def current_cable(span: float, rise: float, length: float, drag: float, ea: floa
         x, z = shape(t, ua, length * (1.0 + t / ea))
         return [x - span, z - rise]
 
-    best = None
-    for t0 in (0.01, 0.1, 1.0, 10.0):
-        sol, _, ok, _ = fsolve(residual, [math.log(t0 * drag * length), 1.0], full_output=True)
-        err = float(np.hypot(*residual(sol)))
-        if ok == 1 and (best is None or err < best[1]):
-            best = (sol, err)
-    if best is None or best[1] > 1e-9 * max(1.0, length):
-        raise ValueError("no current-loaded cable through these ends")
-    t, ua = math.exp(best[0][0]), float(best[0][1])
+    starts = [[math.log(t0 * drag * length), 1.0] for t0 in (0.01, 0.1, 1.0, 10.0)]
+    log_t, ua = _solve(residual, starts, length, "current-loaded cable")
+    t = math.exp(log_t)
     x, z = shape(t, ua, s * (1.0 + t / ea))
     return x, z, t
