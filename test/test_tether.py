@@ -201,3 +201,43 @@ def test_bad_tethers_are_one_line_errors(tmp_path):
             load(path)
         message = str(info.value)
         assert "\n" not in message and where in message and words in message, message
+
+
+def test_a_written_description_keeps_its_tether_and_waves(tmp_path):
+    """``uvms-sim convert`` / ``save_yaml`` writes the tethers and the waves: read back, the
+    same sea (components equal) and the same tether."""
+    from uvms_sim.model.export import save_yaml
+
+    system = load(CONFIG / "bluerov2_tethered.yaml")
+    save_yaml(system, tmp_path / "out.yaml")
+    again = load(tmp_path / "out.yaml")
+    a, b = system.environment.waves, again.environment.waves
+    assert np.array_equal(a.amplitude, b.amplitude) and np.array_equal(a.omega, b.omega)
+    assert np.array_equal(a.phase, b.phase)
+    t, u = system.tethers[0], again.tethers[0]
+    assert (t.name, t.link, t.length, t.segments, t.properties) == (u.name, u.link, u.length, u.segments,
+                                                                     u.properties)  # fmt: skip
+    assert np.array_equal(t.anchor, u.anchor) and np.array_equal(t.position, u.position)
+    assert (t.reel_speed, t.min_length, t.max_length, t.max_tension) == (
+        u.reel_speed, u.min_length, u.max_length, u.max_tension)  # fmt: skip
+
+
+def test_the_link_point_is_the_forward_kinematics():
+    """``Simulator.link_point`` (the tether's end, from q and v alone for a vehicle's root)
+    equals the reference forward kinematics at a random state."""
+    from uvms_sim.dynamics.kinematics import forward_kinematics
+
+    system = load(CONFIG / "bluerov2_tethered.yaml")
+    sim = Simulator.from_system(system)
+    rng = np.random.default_rng(7)
+    q = system.initial_q.copy()
+    quat = rng.normal(size=4)
+    q[3:7] = quat / np.linalg.norm(quat)
+    sim.reset(q, rng.normal(size=6))
+    r = np.array([-0.2, 0.1, -0.1])
+    R, x, xd = sim.link_point(0, r)
+    data = system.model.create_data()
+    forward_kinematics(system.model, data, sim.state.q, sim.state.v, sim.env)
+    assert np.allclose(R, data.R_world[0], atol=1e-14)
+    assert np.allclose(x, data.p_world[0] + data.R_world[0] @ r, atol=1e-13)
+    assert np.allclose(xd, data.R_world[0] @ (data.v[0][:3] + np.cross(data.v[0][3:], r)), atol=1e-13)

@@ -3,9 +3,9 @@ topics, their markers, the reel's parameters set at run time, and a real recordi
 
 from __future__ import annotations
 
+import pathlib
 import subprocess
 import sys
-import pathlib
 
 import pytest
 from nav_msgs.msg import Path
