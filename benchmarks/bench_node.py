@@ -175,7 +175,8 @@ def water(node, seconds: float, repeats: int = 3) -> None:
     """The BlueROV2 at 1 kHz physics as fast as possible: in still water, in the shipped
     tethered description's JONSWAP sea (64 components) without its tether, and with its
     50-segment Fathom tether (MoorDyn) in that sea and a 0.5 m/s current; ``repeats`` runs each
-    (min / median / max: the machine is shared)."""
+    (min / median / max: the machine is shared), and the simulated seconds per CPU second the
+    node used (the real-time factor it reaches with a core to itself)."""
     import tempfile
 
     import yaml
@@ -197,9 +198,11 @@ def water(node, seconds: float, repeats: int = 3) -> None:
         runs = sorted(measure(0.0, seconds, node, 1000.0, ("-p", f"description:={description}"))
                       for _ in range(repeats))  # fmt: skip
         rtfs = [r for r, _ in runs]
+        per_core = sorted(r / max(c, 1e-9) * 100.0 for r, c in runs)  # simulated s per CPU s of the node
         print(
             f"  {label:42s}: {rtfs[0]:6.1f} / {rtfs[len(rtfs) // 2]:6.1f} / {rtfs[-1]:6.1f}x real time "
-            f"(min / median / max of {repeats}), node CPU {runs[len(runs) // 2][1]:5.1f} % of one core"
+            f"(min / median / max of {repeats}), node CPU {runs[len(runs) // 2][1]:5.1f} % of one core; "
+            f"{per_core[len(per_core) // 2]:6.1f}x real time per CPU second of the node"
         )
 
 
