@@ -56,7 +56,7 @@ def test_tether_and_waves_are_published_drawn_and_the_reel_obeys_its_parameters(
         markers = {m.ns: m for array in got["markers"] for m in array.markers}
         assert markers["tether"].type == Marker.LINE_STRIP and len(markers["tether"].points) == 51
         assert markers["water_surface"].type == Marker.TRIANGLE_LIST
-        assert len(markers["water_surface"].points) == 3 * 2 * 24 * 24
+        assert len(markers["water_surface"].points) == 3 * 2 * 12 * 12
 
         result = _set(user, executor, "tethers.tether.length", 51.0)
         assert result.successful, result.reason
@@ -88,7 +88,7 @@ def test_tether_and_waves_are_published_drawn_and_the_reel_obeys_its_parameters(
 def test_the_browser_view_records_the_tether_and_the_wave_surface(tmp_path):
     """A frame with the working water (``viz.water``) logged by the browser view and read back
     with Rerun's own reader: the tether's line strip through its 51 nodes, its tension plotted,
-    and the wave surface as a mesh of 25 x 25 vertices at the sea's elevation."""
+    and the wave surface as a mesh of 13 x 13 vertices at the sea's elevation."""
     import numpy as np
     import rerun as rr
 
@@ -105,7 +105,7 @@ def test_the_browser_view_records_the_tether_and_the_wave_surface(tmp_path):
     frame.tethers = tether_paths(sim.tethers)
     frame.surface = wave_surface(sim.env, 0.0, frame.p[0])
     vertices, triangles = frame.surface
-    assert vertices.shape == (625, 3) and triangles.shape == (1152, 3)
+    assert vertices.shape == (169, 3) and triangles.shape == (288, 3)
     eta = [sim.env.elevation(v[1], v[0], 0.0) for v in vertices[:5]]
     assert np.allclose(vertices[:5, 2], eta)
     view.log(0.0, frame)

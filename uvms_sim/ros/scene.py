@@ -68,7 +68,7 @@ class Scene:
         vertices, triangles = surface
         m = self._marker(stamp, "water_surface", 0, Marker.TRIANGLE_LIST, WATER)
         m.scale.x = m.scale.y = m.scale.z = 1.0
-        m.points = [_point(vertices[i]) for i in triangles.ravel()]
+        m.points = [Point(x=x, y=y, z=z) for x, y, z in vertices[triangles.ravel()].tolist()]
         return m
 
     def _tether(self, stamp, k: int, name: str, nodes, tension: float) -> Marker:
@@ -78,7 +78,7 @@ class Scene:
         rgba = (TETHER[0], TETHER[1] * (1.0 - share), TETHER[2], TETHER[3])
         m = self._marker(stamp, "tether", k, Marker.LINE_STRIP, rgba)
         m.scale.x = 0.03  # drawn thicker than its 7.6 mm, to be seen
-        m.points = [_point(p) for p in nodes]
+        m.points = [Point(x=x, y=y, z=z) for x, y, z in nodes.tolist()]
         m.text = name
         return m
 

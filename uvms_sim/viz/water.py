@@ -10,7 +10,7 @@ import numpy as np
 from ..frames import NED_TO_ENU
 
 WAVE_HALF_SIZE = 6.0  # m: the drawn patch of the wave surface around the first vehicle
-WAVE_CELLS = 24  # cells per side of that patch
+WAVE_CELLS = 12  # cells per side of that patch (1 m: RViz's markers are built point by point)
 
 
 def tether_paths(tethers) -> list[tuple[str, np.ndarray, float]]:
