@@ -9,9 +9,10 @@ the step), then the integrator advances ``(q, v)`` with, at every stage, the for
 (ABA; with rigid connections the Udwadia-Kalaba correction), thrust at the stage's advance
 speeds and contact forces at the stage's positions.
 
-A system with tethers (``uvms_sim.tether``) steps them after each physics step: the tether's
-force at the start of a step acts on its link through the step, and the link's motion over it
-drives the line's end.
+A system with tethers (``uvms_sim.tether``) steps them every ``tether_period`` seconds of
+simulated time (5 ms: several physics steps, which then run in one compiled call): the tethers'
+wrenches at a coupling act on their links until the next, and the links' motion over the period
+drives the lines' ends.
 
 Steps run in the compiled kernels (``dynamics.fast``; rigid connections and contacts
 included), which tests keep equal to the reference path to 1e-10; ``compiled=False`` forces
@@ -20,6 +21,7 @@ the reference path.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,7 +66,8 @@ class Simulator:
     baumgarte: tuple[float, float] = (5.0, 5.0)  # (α, β) of the constraint stabilisation, 1/s
     system: System | None = None  # the description it was built from, if any
     compiled: bool = True  # use the compiled kernels when the step allows it
-    tethers: list = field(default_factory=list)  # tether.tether.Tether, stepped after each step
+    tethers: list = field(default_factory=list)  # tether.tether.Tether, stepped every tether_period
+    tether_period: float = 0.005  # s of simulated time between the tethers' couplings
 
     def __post_init__(self) -> None:
         if self.method not in INTEGRATORS:
@@ -75,6 +78,8 @@ class Simulator:
         self.f_ext = np.zeros((self.model.nbodies, 6))
         self._loads: Array | None = None  # during a step with tethers: f_ext and their wrenches
         self._loads_buffer = np.zeros((self.model.nbodies, 6))
+        self._tether_wrench = np.zeros((self.model.nbodies, 6))  # held between couplings, body axes
+        self._tether_due = 0.0  # simulated time since the tethers' last coupling
         self._fast: FastDynamics | None = None
         m = self.model
         self._limits = [  # (q index, v index, lower, upper) of every 1-DOF joint with a position limit
@@ -114,6 +119,8 @@ class Simulator:
             body = self.model.body_index(spec.link)
             _, x, _ = self.link_point(body, spec.position)
             self.tethers.append(Tether(spec, body, self.env, x, self.state.t))
+        self._tether_due = 0.0
+        self._tether_wrench[:] = 0.0  # a line starts at rest: its pull comes with its first coupling
 
     def link_point(self, body: int, r: Array) -> tuple[Array, Array, Array]:
         """World rotation of link ``body`` (link -> world) and the world position and velocity
@@ -147,18 +154,21 @@ class Simulator:
         return R, d.p_world[body] + R @ r, R @ (nu[:3] + np.cross(nu[3:], r))
 
     def _tether_loads(self) -> Array:
-        """``f_ext`` plus every tether's wrench on its link at the current state."""
-        out = self._loads_buffer
-        np.copyto(out, self.f_ext)
-        for tether in self.tethers:
-            R, _, _ = self.link_point(tether.body, tether.spec.position)
-            tether.wrench(R, out[tether.body])
-        return out
+        """``f_ext`` plus the tethers' wrenches of their last coupling (into a buffer)."""
+        return np.add(self.f_ext, self._tether_wrench, out=self._loads_buffer)
 
-    def _advance_tethers(self, t: float, dt: float) -> None:
+    def _couple_tethers(self, dt: float) -> None:
+        """After ``dt`` more seconds of steps: at each ``tether_period``, every line from its last
+        coupling to now, its end at its link's point now, and its new wrench on the link."""
+        self._tether_due += dt
+        if self._tether_due < self.tether_period * (1.0 - 1e-9):
+            return
+        due, self._tether_due = self._tether_due, 0.0
+        self._tether_wrench[:] = 0.0
         for tether in self.tethers:
-            _, x, xd = self.link_point(tether.body, tether.spec.position)
-            tether.advance(t, dt, x, xd)
+            R, x, xd = self.link_point(tether.body, tether.spec.position)
+            tether.advance(self.state.t - due, due, x, xd)
+            tether.wrench(R, self._tether_wrench[tether.body])
 
     def reset(self, q: Array | None = None, v: Array | None = None) -> None:
         """Back to ``q`` (default: neutral) and ``v`` (default: rest) at t = 0; tethers start
@@ -270,7 +280,7 @@ class Simulator:
         finally:
             self._loads = None
         if self.tethers:
-            self._advance_tethers(s.t, dt)
+            self._couple_tethers(dt)
         return self.state
 
     def _check_contact_step(self, dt: float) -> None:
@@ -364,8 +374,8 @@ class Simulator:
         """``steps`` calls of ``step(dt)`` with the inputs held. Without joint motors, thruster
         spin-up lag or a time-varying current they run in one compiled call (the same
         arithmetic, so the same result); a non-finite state stops there with
-        ``NonFiniteStateError`` after the steps that were finite. (With a tether, one step at a
-        time: the tether's force changes at every step.)"""
+        ``NonFiniteStateError`` after the steps that were finite. (With tethers, the steps
+        between two couplings run in one call.)"""
         if self.contacts is not None and dt != self._contact_dt:
             self._check_contact_step(dt)
         fast = self.fast_dynamics()
@@ -376,7 +386,6 @@ class Simulator:
             or self._limits
             or lag
             or self.env.current_profile is not None
-            or self.tethers
             or steps < 2
         ):
             for _ in range(steps):
@@ -384,17 +393,35 @@ class Simulator:
             return self.state
         if not dt > 0.0:
             raise ValueError(f"dt must be > 0, got {dt}")
+        if not self.tethers:
+            return self._advance_held(fast, dt, steps, self.f_ext)
+        while steps > 0:  # groups of steps up to each coupling of the tethers
+            group = min(steps, max(1, math.ceil((self.tether_period - self._tether_due) / dt - 1e-9)))
+            steps -= group
+            if group == 1:
+                self.step(dt)
+                continue
+            self._advance_held(fast, dt, group, self._tether_loads())
+            self._couple_tethers(group * dt)
+        return self.state
+
+    def _advance_held(self, fast: FastDynamics, dt: float, steps: int, loads: Array) -> State:
+        """``steps`` steps in one compiled call with the inputs and ``loads`` held."""
         s = self.state
         if self.thrusters is not None:
             self.thrusters.advance(dt)
-        q, v, done = fast.step_many(s.q, s.v, dt, steps, self.method, self.tau, self.f_ext, None, s.t)
+        q, v, done = fast.step_many(s.q, s.v, dt, steps, self.method, self.tau, loads, None, s.t)
         self._copy_outputs(fast)
         t = s.t
         for _ in range(done):  # the time as ``step`` sums it (and the compiled steps, for the waves)
             t += dt
         self.state = State(q, v, t)
         if done < steps:
-            self.step(dt)  # raises NonFiniteStateError naming the quantity, state unchanged
+            self._loads = loads
+            try:
+                self.step(dt)  # raises NonFiniteStateError naming the quantity, state unchanged
+            finally:
+                self._loads = None
         return self.state
 
     def fast_dynamics(self) -> FastDynamics | None:
