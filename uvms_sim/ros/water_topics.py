@@ -80,7 +80,14 @@ class WaterTopics:
 
     def declare(self, given: dict) -> None:
         """Declare ``tethers.<name>.length`` and ``.speed`` for each tether, starting the reel
-        towards the values ``given`` at start (a params file, a launch file)."""
+        towards the values ``given`` at start (a params file, a launch file); a given one for a
+        tether the description does not have is named in a warning and ignored."""
+        for key in sorted(given):
+            parsed = tether_parameter(key)
+            if parsed is None or parsed[0] not in self.tethers:
+                self.node.get_logger().warning(
+                    f"unknown parameter {key!r} ignored: tethers are {sorted(self.tethers)}"
+                )
         for name, tether in self.tethers.items():
             for fieldname, default in (("length", tether.spec.length), ("speed", tether.spec.reel_speed)):
                 key = f"{PREFIX}{name}.{fieldname}"
