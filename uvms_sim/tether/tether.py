@@ -1,9 +1,9 @@
 """A tether coupled to a simulated vehicle, both ways: its line's force on the attachment point
 acts on the link (as a wrench about the link's origin, in link axes) until the next coupling
 (``Simulator.tether_period``), and the link's motion drives the line's end
-(``line.MoorDynLine``). The reel pays out or hauls in towards a target length at its speed; hauling in, it stalls while the tension at the reel is
-above its ``max_tension``. The water the nodes feel (current and waves) is updated every
-``water_period`` seconds of simulated time."""
+(``line.MoorDynLine``). The reel pays out or hauls in towards a target length at its speed;
+hauling in, it stalls while the tension at the reel is above its ``max_tension``. The water the
+nodes feel (current and waves) is updated every ``WATER_PERIOD`` seconds of simulated time."""
 
 from __future__ import annotations
 
