@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..actuators.bank import thruster_bank
-from ..dynamics.rnea import rnea
-from ..model.system import System
-from ..simulator import Simulator
-from ..spatial import Array
+from .actuators.bank import thruster_bank
+from .dynamics.rnea import rnea
+from .model.system import System
+from .simulator import Simulator
+from .spatial import Array
 
 
 @dataclass
