@@ -27,6 +27,7 @@ RUNTIME = [
     "matplotlib>=3.8",
     "rerun-sdk>=0.41,<0.42",  # the browser view (its web viewer ships in the wheel)
     "gymnasium>=1.0",  # uvms_sim.gym
+    "moordyn>=2.7.2,<2.8",  # the tether (uvms_sim.tether): MoorDyn's lumped-mass line
 ]
 ROS_WHEELS = [
     "ros-rclpy[fastrtps]>=9.1",
@@ -76,8 +77,11 @@ setup(
     ],
     python_requires="==3.11.*",
     install_requires=["setuptools", *RUNTIME, *ROS_WHEELS, *INTERFACE_TOOLCHAIN],
-    # uvms-sim sweep: Ray is large, and only sweeps need it; its client for --address ray://...
-    extras_require={"sweep": ["ray[client]>=2.60"]},
+    extras_require={
+        # uvms-sim sweep: Ray is large, and only sweeps need it; its client for --address ray://...
+        "sweep": ["ray[client]>=2.60"],
+        "water-checks": ["capytaine==3.0.0", "wavespectra==4.9.0"],  # test_waves.py's peers
+    },
     zip_safe=False,
     maintainer="uvms_sim developers",
     maintainer_email="uvms-sim@example.invalid",

@@ -570,7 +570,7 @@ for sim in (heavy, pair):
         batch.step(0.01, steps)
         counts.append(rtsys.get_allocation_stats().alloc - before)
     assert batch.ok.all(), "a copy failed"
-    given = (*fast.tables, fast.CI, fast.CF, fast.KI, fast.KF, fast.KN, fast.fluid, batch.W, batch.q,
+    given = (*fast.tables, fast.CI, fast.CF, fast.KI, fast.KF, fast.KN, fast.fluid, fast.WT, batch.W, batch.q,
              batch.v, batch.tau, batch.f_ext, batch.n, batch.ok)  # what BatchDynamics.step passes
     print(len(args), sum(isinstance(a, np.ndarray) for a in given), *counts)
 """

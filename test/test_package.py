@@ -222,8 +222,9 @@ def test_a_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path):
 # The package's layers, lowest first: a module may import from its own layer's package or a
 # lower layer, never a higher one (module-level and function-level imports alike).
 LAYERS = (
-    "log", "spatial", "frames", "hydro", "model", "dynamics", "sensors", "actuators", "simulator",
-    "kernels", "loop", "viz", "gym", "hil", "replay", "sweep", "ros", "rosidl_build", "demo", "cli", "entry",
+    "log", "spatial", "frames", "hydro", "tether", "model", "dynamics", "sensors", "actuators",
+    "simulator", "station", "kernels", "loop", "viz", "gym", "hil", "replay", "sweep", "ros", "rosidl_build",
+    "demo", "cli", "entry",
 )  # fmt: skip
 
 

@@ -9,6 +9,11 @@ the step), then the integrator advances ``(q, v)`` with, at every stage, the for
 (ABA; with rigid connections the Udwadia-Kalaba correction), thrust at the stage's advance
 speeds and contact forces at the stage's positions.
 
+A system with tethers (``uvms_sim.tether``) steps them every ``tether_period`` seconds of
+simulated time (5 ms: several physics steps, which then run in one compiled call): the tethers'
+wrenches at a coupling act on their links until the next, and the links' motion over the period
+drives the lines' ends.
+
 Steps run in the compiled kernels (``dynamics.fast``; rigid connections and contacts
 included), which tests keep equal to the reference path to 1e-10; ``compiled=False`` forces
 the reference path.
@@ -16,6 +21,7 @@ the reference path.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +40,7 @@ from .model.kinematics import check_finite, placements
 from .model.model import Model
 from .model.system import System
 from .spatial import Array
+from .tether.properties import TetherSpec
 
 
 @dataclass
@@ -59,6 +66,8 @@ class Simulator:
     baumgarte: tuple[float, float] = (5.0, 5.0)  # (α, β) of the constraint stabilisation, 1/s
     system: System | None = None  # the description it was built from, if any
     compiled: bool = True  # use the compiled kernels when the step allows it
+    tethers: list = field(default_factory=list)  # tether.tether.Tether, stepped every tether_period
+    tether_period: float = 0.005  # s of simulated time between the tethers' couplings
 
     def __post_init__(self) -> None:
         if self.method not in INTEGRATORS:
@@ -67,6 +76,10 @@ class Simulator:
         self.state = State(self.model.neutral(), np.zeros(self.model.nv))
         self.tau = np.zeros(self.model.nv)
         self.f_ext = np.zeros((self.model.nbodies, 6))
+        self._loads: Array | None = None  # during a step with tethers: f_ext and their wrenches
+        self._loads_buffer = np.zeros((self.model.nbodies, 6))
+        self._tether_wrench = np.zeros((self.model.nbodies, 6))  # held between couplings, body axes
+        self._tether_due = 0.0  # simulated time since the tethers' last coupling
         self._fast: FastDynamics | None = None
         m = self.model
         self._limits = [  # (q index, v index, lower, upper) of every 1-DOF joint with a position limit
@@ -90,13 +103,81 @@ class Simulator:
         for c in system.constraints:
             sim.connect(c.parent, c.child, c.name, c.E, c.r)
         sim.system = system
+        sim.attach_tethers(system.tethers)
         return sim
 
+    # -- tethers --------------------------------------------------------------------------------
+    def attach_tethers(self, specs: tuple[TetherSpec, ...] | list[TetherSpec]) -> None:
+        """Start a tether (``tether.tether.Tether``, MoorDyn) for each spec, its vehicle end at
+        its link's point where the link is now (replacing any running ones)."""
+        from .tether.tether import Tether  # MoorDyn is loaded only for systems with a tether
+
+        for old in self.tethers:
+            old.close()
+        self.tethers = []
+        for spec in specs:
+            body = self.model.body_index(spec.link)
+            _, x, _ = self.link_point(body, spec.position)
+            self.tethers.append(Tether(spec, body, self.env, x, self.state.t))
+        self._tether_due = 0.0
+        self._tether_wrench[:] = 0.0  # a line starts at rest: its pull comes with its first coupling
+
+    def link_point(self, body: int, r: Array) -> tuple[Array, Array, Array]:
+        """World rotation of link ``body`` (link -> world) and the world position and velocity
+        of its point ``r`` (link axes) at the current state."""
+        q, v = self.state.q, self.state.v
+        m = self.model
+        if m.parents[body] < 0 and m.joints[body].type == "free":  # a vehicle's root: from q and v alone
+            iq, iv = m.idx_q[body], m.idx_v[body]
+            px, py, pz, w, x, y, z = q[iq : iq + 7].tolist()
+            u0, u1, u2, w0, w1, w2 = v[iv : iv + 6].tolist()
+            r0, r1, r2 = (float(c) for c in r)
+            k = 2.0 / (w * w + x * x + y * y + z * z)
+            R0 = (1 - k * (y * y + z * z), k * (x * y - w * z), k * (x * z + w * y))
+            R1 = (k * (x * y + w * z), 1 - k * (x * x + z * z), k * (y * z - w * x))
+            R2 = (k * (x * z - w * y), k * (y * z + w * x), 1 - k * (x * x + y * y))
+            c0, c1, c2 = u0 + w1 * r2 - w2 * r1, u1 + w2 * r0 - w0 * r2, u2 + w0 * r1 - w1 * r0  # v + ω × r
+            return (
+                np.array((R0, R1, R2)),
+                np.array((px + R0[0] * r0 + R0[1] * r1 + R0[2] * r2,
+                          py + R1[0] * r0 + R1[1] * r1 + R1[2] * r2,
+                          pz + R2[0] * r0 + R2[1] * r1 + R2[2] * r2)),
+                np.array((R0[0] * c0 + R0[1] * c1 + R0[2] * c2, R1[0] * c0 + R1[1] * c1 + R1[2] * c2,
+                          R2[0] * c0 + R2[1] * c1 + R2[2] * c2)),
+            )  # fmt: skip
+        from .dynamics.kinematics import forward_kinematics
+
+        forward_kinematics(m, self._limit_data, q, v, self.env, None, self.state.t)
+        d = self._limit_data
+        R = d.R_world[body]
+        nu = d.v[body]
+        return R, d.p_world[body] + R @ r, R @ (nu[:3] + np.cross(nu[3:], r))
+
+    def _tether_loads(self) -> Array:
+        """``f_ext`` plus the tethers' wrenches of their last coupling (into a buffer)."""
+        return np.add(self.f_ext, self._tether_wrench, out=self._loads_buffer)
+
+    def _couple_tethers(self, dt: float) -> None:
+        """After ``dt`` more seconds of steps: at each ``tether_period``, every line from its last
+        coupling to now, its end at its link's point now, and its new wrench on the link."""
+        self._tether_due += dt
+        if self._tether_due < self.tether_period * (1.0 - 1e-9):
+            return
+        due, self._tether_due = self._tether_due, 0.0
+        self._tether_wrench[:] = 0.0
+        for tether in self.tethers:
+            R, x, xd = self.link_point(tether.body, tether.spec.position)
+            tether.advance(self.state.t - due, due, x, xd)
+            tether.wrench(R, self._tether_wrench[tether.body])
+
     def reset(self, q: Array | None = None, v: Array | None = None) -> None:
-        """Back to ``q`` (default: neutral) and ``v`` (default: rest) at t = 0."""
+        """Back to ``q`` (default: neutral) and ``v`` (default: rest) at t = 0; tethers start
+        again at their description's length, at rest from their vehicles' new places."""
         q = self.model.neutral() if q is None else check_finite("q", q, self.model.nq)
         v = np.zeros(self.model.nv) if v is None else check_finite("v", v, self.model.nv)
         self.state = State(np.array(q, dtype=float), np.array(v, dtype=float), 0.0)
+        if self.tethers:  # the lines start again where their vehicles now are, at rest
+            self.attach_tethers([t.spec for t in self.tethers])
 
     # -- inputs -------------------------------------------------------------------------------
     def set_generalized_forces(self, tau: Array) -> None:
@@ -157,13 +238,19 @@ class Simulator:
 
     # -- dynamics -------------------------------------------------------------------------------
     def _external(self, data) -> Array:
-        return wrench_sum(self.f_ext, data, self.thrusters, self.contacts)
+        return wrench_sum(self.loads, data, self.thrusters, self.contacts)
+
+    @property
+    def loads(self) -> Array:
+        """The body wrenches the dynamics take: ``f_ext``, plus the tethers' during a step."""
+        return self.f_ext if self._loads is None else self._loads
 
     @property
     def external(self) -> ExternalWrench:
-        """The external wrenches as the dynamics take them: ``f_ext`` alone, or a function of
-        each forward pass adding the thrust and the contact forces (which depend on it)."""
-        return self.f_ext if self.thrusters is None and self.contacts is None else self._external
+        """The external wrenches as the dynamics take them: ``f_ext`` (with the tethers' during a
+        step) alone, or a function of each forward pass adding the thrust and the contact forces
+        (which depend on it)."""
+        return self.loads if self.thrusters is None and self.contacts is None else self._external
 
     def _accel(self, q: Array, v: Array, t: float) -> Array:
         f_ext = self.external
@@ -184,9 +271,16 @@ class Simulator:
             self.tau = self.joint_motors.apply(self.tau, s.q, s.v, dt)
         if self.thrusters is not None:
             self.thrusters.advance(dt)
-        self.state = self._integrate(s, dt)
-        if self._limits:
-            self._limit_crossing(s, dt)
+        if self.tethers:
+            self._loads = self._tether_loads()
+        try:
+            self.state = self._integrate(s, dt)
+            if self._limits:
+                self._limit_crossing(s, dt)
+        finally:
+            self._loads = None
+        if self.tethers:
+            self._couple_tethers(dt)
         return self.state
 
     def _check_contact_step(self, dt: float) -> None:
@@ -214,7 +308,7 @@ class Simulator:
         if fast is not None:
             th = self.thrusters
             thrust = None if th is None else th.thrust  # the compiled step writes the thrusts there
-            q, v = fast.step(s.q, s.v, dt, self.method, self.tau, self.f_ext, None, s.t, thrust)
+            q, v = fast.step(s.q, s.v, dt, self.method, self.tau, self.loads, None, s.t, thrust)
             self._copy_outputs(fast, thrust=False)
         else:
             q, v = INTEGRATORS[self.method](self.model, s.q, s.v, dt, self._accel, s.t)
@@ -280,7 +374,8 @@ class Simulator:
         """``steps`` calls of ``step(dt)`` with the inputs held. Without joint motors, thruster
         spin-up lag or a time-varying current they run in one compiled call (the same
         arithmetic, so the same result); a non-finite state stops there with
-        ``NonFiniteStateError`` after the steps that were finite."""
+        ``NonFiniteStateError`` after the steps that were finite. (With tethers, the steps
+        between two couplings run in one call.)"""
         if self.contacts is not None and dt != self._contact_dt:
             self._check_contact_step(dt)
         fast = self.fast_dynamics()
@@ -298,14 +393,35 @@ class Simulator:
             return self.state
         if not dt > 0.0:
             raise ValueError(f"dt must be > 0, got {dt}")
+        if not self.tethers:
+            return self._advance_held(fast, dt, steps, self.f_ext)
+        while steps > 0:  # groups of steps up to each coupling of the tethers
+            group = min(steps, max(1, math.ceil((self.tether_period - self._tether_due) / dt - 1e-9)))
+            steps -= group
+            if group == 1:
+                self.step(dt)
+                continue
+            self._advance_held(fast, dt, group, self._tether_loads())
+            self._couple_tethers(group * dt)
+        return self.state
+
+    def _advance_held(self, fast: FastDynamics, dt: float, steps: int, loads: Array) -> State:
+        """``steps`` steps in one compiled call with the inputs and ``loads`` held."""
         s = self.state
         if self.thrusters is not None:
             self.thrusters.advance(dt)
-        q, v, done = fast.step_many(s.q, s.v, dt, steps, self.method, self.tau, self.f_ext, None, s.t)
+        q, v, done = fast.step_many(s.q, s.v, dt, steps, self.method, self.tau, loads, None, s.t)
         self._copy_outputs(fast)
-        self.state = State(q, v, s.t + done * dt)
+        t = s.t
+        for _ in range(done):  # the time as ``step`` sums it (and the compiled steps, for the waves)
+            t += dt
+        self.state = State(q, v, t)
         if done < steps:
-            self.step(dt)  # raises NonFiniteStateError naming the quantity, state unchanged
+            self._loads = loads
+            try:
+                self.step(dt)  # raises NonFiniteStateError naming the quantity, state unchanged
+            finally:
+                self._loads = None
         return self.state
 
     def fast_dynamics(self) -> FastDynamics | None:

@@ -34,6 +34,15 @@ def _summary(path: str) -> str:
         lines.append(f"  current: {type(system.environment.current_profile).__name__}")
     elif np.any(system.environment.current):
         lines.append(f"  current: {system.environment.current.tolist()} m/s (NED)")
+    waves = system.environment.waves
+    if waves is not None:
+        kind = dict(waves.spec).get("type", "waves")
+        lines.append(f"  waves: {kind}, {len(waves)} components, Hs {waves.significant_height:.3g} m")
+    for t in system.tethers:
+        lines.append(
+            f"  tether {t.name}: {t.length:g} m in {t.segments} segments from {t.anchor.tolist()} (NED) "
+            f"to {t.link} at {t.position.tolist()}"
+        )
     return "\n".join(lines)
 
 

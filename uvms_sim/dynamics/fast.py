@@ -24,7 +24,7 @@ from ..model.model import Model
 from ..spatial import Array
 from . import compiled
 from .contact import Contacts
-from .flat import NW, WA, WBIAS, WC, WE, WPW, WR, WRW, WV, WVR, flatten, pack, thrust_offset
+from .flat import NW, WA, WBIAS, WC, WE, WPW, WR, WRW, WV, WVR, flatten, pack, thrust_offset, wave_table
 from .integrate import INTEGRATORS, NonFiniteStateError
 from .kinematics import wrench_sum
 
@@ -57,6 +57,7 @@ class FastDynamics:
         # what the tables depend on besides the model: density, gravity, the surface and the
         # thruster models (a new supply voltage changes their constants); see _refresh
         self._key: tuple = ()
+        self.wave_rows = wave_table(None)
         self.no_wrench = np.zeros((model.nbodies, 6))
         self.no_thrust = np.zeros(self.nt)
         self.zero_tau = np.zeros(model.nv)
@@ -83,8 +84,10 @@ class FastDynamics:
         point, N), ``fluid`` (stage (t, t+h/2, t+h) x (current, acceleration, gravity,
         (surface depth, has surface, 0))) and ``thrust`` are views of them."""
         model = self.model
-        self.FB, self.IB, views = pack(self.tables, self.CI, self.CF, self.KI, self.KF, model.nq, model.nv)
-        self.W, self.KN, self.fluid = views["W"], views["KN"], views["fluid"]
+        self.FB, self.IB, views = pack(
+            self.tables, self.CI, self.CF, self.KI, self.KF, model.nq, model.nv, self.wave_rows
+        )
+        self.W, self.KN, self.fluid, self.WT = views["W"], views["KN"], views["fluid"], views["WT"]
         # the state and inputs of a prepared call (PreparedAba)
         self.q_in, self.v_in, self.tau_in = views["q"], views["v"], views["tau"]
         self.f_ext_in, self.n_in, self.ddq_in = views["f_ext"], views["n"], views["ddq"]
@@ -179,10 +182,11 @@ class FastDynamics:
     def _refresh(self) -> None:
         """Rebuild (and pack) the tables when what they depend on changed (``_key``)."""
         th, env = self.thrusters, self.env
-        key = (env.density, env.gravity, env.surface, 0 if th is None else th.version)
+        key = (env.density, env.gravity, env.surface, 0 if th is None else th.version, id(env.waves))
         if key != self._key:
             self._key = key
             self.tables = flatten(self.model, env, th)
+            self.wave_rows = wave_table(env.waves if env.surface is not None else None)
             self._pack()
 
     def _sync(self, t: float, h: float) -> None:
@@ -190,7 +194,7 @@ class FastDynamics:
         t + h/2, t + h (``fluid_at``) up to date. With a constant current, one comparison of
         what they depend on: this runs at every step."""
         env, th = self.env, self.thrusters
-        if env.current_profile is None:
+        if env.current_profile is None and env.waves is None:
             c, a = env.current, env.current_acceleration
             try:
                 current = c.tolist() + a.tolist()
@@ -207,8 +211,9 @@ class FastDynamics:
             self.fluid_at(t, h)
 
     def fluid_at(self, t: float, h: float) -> Array:
-        """Current, its acceleration, gravity and the surface at t, t + h/2, t + h (world NED;
-        gravity and the surface are kept by ``_refresh``, which every kernel call goes through)."""
+        """Current, its acceleration, gravity, the surface and the time at t, t + h/2, t + h
+        (world NED; gravity and the surface are kept by ``_refresh``, which every kernel call
+        goes through; the waves read the time)."""
         env = self.env
         if env.current_profile is None:
             self.fluid[:, 0] = env.current
@@ -216,6 +221,7 @@ class FastDynamics:
         else:
             for s, ts in enumerate((t, t + 0.5 * h, t + h)):
                 self.fluid[s, 0], self.fluid[s, 1] = env.fluid_state(ts)
+        self.fluid[0, 3, 2], self.fluid[1, 3, 2], self.fluid[2, 3, 2] = t, t + 0.5 * h, t + h
         return self.fluid
 
     def _inputs(self, q, v, tau, f_ext, n) -> tuple[Array, Array, Array, Array, Array]:
@@ -286,8 +292,8 @@ class FastDynamics:
     def step_many(
         self, q, v, h: float, steps: int, method: str = "rk4", tau=None, f_ext=None, n=None, t: float = 0.0
     ):
-        """``steps`` steps with inputs held, in one compiled call (a constant current only);
-        same result as ``step`` called ``steps`` times. Returns ``(q, v, done)``: on a
+        """``steps`` steps with inputs held, in one compiled call (a constant current only; waves
+        move on with time); same result as ``step`` called ``steps`` times. Returns ``(q, v, done)``: on a
         non-finite value ``done < steps`` and ``(q, v)`` is the last finite state."""
         if self.env.current_profile is not None:
             raise ValueError("step_many needs a constant current; step once per stage time instead")
@@ -378,8 +384,8 @@ class BatchDynamics:
         fast = self.fast
         fast._sync(self.t, h)
         fluid = fast.fluid
-        if fast.env.current_profile is not None and steps > 1:
-            raise ValueError("a time-varying current needs one step per call")
+        if (fast.env.current_profile is not None or len(fast.WT)) and steps > 1:
+            raise ValueError("a time-varying current or waves need one step per call")
         compiled.batch_step(
             *fast.tables,
             fast.CI,
@@ -395,6 +401,7 @@ class BatchDynamics:
             self.f_ext,
             self.n,
             fluid,
+            fast.WT,
             h,
             steps,
             self.ok,

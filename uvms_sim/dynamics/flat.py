@@ -55,6 +55,11 @@ def offsets(*sizes: int) -> tuple[tuple[int, ...], int]:
 (PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG, NHULL, HULL0, RIGID, FOLDED, SID, SAX), NBI = offsets(
     *[1] * 13
 )
+# WT columns: a wave component (hydro.waves.WaveField): amplitude, ω, k, cos β, sin β, phase, the
+# water depth (inf: deep water), and in every row the sum of all the amplitudes (the highest
+# crest) and of all the amplitudes times k (the steepest slope): a body deeper than they allow
+# cannot meet the surface
+(WAMP, WOMEGA, WK, WCOS, WSIN, WPHASE, WDEPTH, WSUM, WSLOPE), NWT = offsets(*[1] * 9)
 # TF columns: position, direction, moment arm, T_nn forward and reverse, T_nu, T_max, T_min
 (TPOS, TDIR, TARM, TNF, TNR, TNU, TMAX, TMIN), NTF = offsets(3, 3, 3, 1, 1, 1, 1, 1)
 # workspace row of a body: E, r (parent -> body), world rotation and position, velocity, velocity
@@ -221,34 +226,57 @@ def thrust_offset(model: Model) -> int:
 
 
 # The header of the int buffer of ``pack``: counts (bodies, BF width, thrusters, connections,
-# contact points, nq, nv), then where each table starts in the float buffer (BF, TF, CF, KF,
-# KN, the workspace, the inputs of a prepared call) and in the int buffer (BI, TI, CI, KI).
-# The fluid (3 x 4 x 3) starts the float buffer.
-(H_NB, H_NBF, H_NT, H_NC, H_NK, H_NQ, H_NV, H_BF, H_TF, H_CF, H_KF, H_KN, H_W, H_IN,
- H_BI, H_TI, H_CI, H_KI), NH = offsets(*[1] * 18)  # fmt: skip
-NFLUID = 36  # stage (t, t+h/2, t+h) x (current, its acceleration, gravity, (surface, has surface, 0))
+# contact points, nq, nv, wave components), then where each table starts in the float buffer
+# (BF, TF, CF, KF, KN, the workspace, the inputs of a prepared call, the waves) and in the int
+# buffer (BI, TI, CI, KI). The fluid (3 x 4 x 3) starts the float buffer.
+(H_NB, H_NBF, H_NT, H_NC, H_NK, H_NQ, H_NV, H_NW, H_BF, H_TF, H_CF, H_KF, H_KN, H_W, H_IN, H_WT,
+ H_BI, H_TI, H_CI, H_KI), NH = offsets(*[1] * 20)  # fmt: skip
+NFLUID = 36  # stage (t, t+h/2, t+h) x (current, its acceleration, gravity, (surface, has surface, time))
+
+
+def wave_table(waves) -> np.ndarray:
+    """The rows (WT columns above) of the components of a ``hydro.waves.WaveField`` (None: none)."""
+    if waves is None or len(waves) == 0:
+        return np.zeros((0, NWT))
+    WT = np.zeros((len(waves), NWT))
+    WT[:, WAMP] = waves.amplitude
+    WT[:, WOMEGA] = waves.omega
+    WT[:, WK] = waves.k
+    WT[:, WCOS] = np.cos(waves.direction)
+    WT[:, WSIN] = np.sin(waves.direction)
+    WT[:, WPHASE] = waves.phase
+    WT[:, WDEPTH] = waves.depth
+    WT[:, WSUM] = waves.amplitude.sum()
+    WT[:, WSLOPE] = waves.amplitude @ waves.k
+    return WT
+
+
 # columns of a connection (E, r, α, β) and of a contact point (r, depth or anchor, k, c, μ, v_s)
 NCF, NKF = 14, 10
 
 
-def pack(tables, CI, CF, KI, KF, nq: int, nv: int) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+def pack(
+    tables, CI, CF, KI, KF, nq: int, nv: int, WT: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """One float and one int buffer holding everything a kernel reads besides the state and
     inputs: the fluid, the tables of ``flatten``, the rigid connections (CI, CF), the contact
-    points (KI, KF), their normal forces (KN) and the workspace, at the offsets the header of
+    points (KI, KF), their normal forces (KN), the workspace and the wave components (WT, rows of
+    ``wave_table``), at the offsets the header of
     the int buffer records (``compiled.buffers._unpack`` reads it). A kernel then takes two arguments
     where it took eleven. Also returns named views of both buffers, for Python to fill and read."""
     BF, BI, TF, TI = tables
-    nb, nt, nc, nk = BI.shape[0], TI.shape[0], CI.shape[0], KI.shape[0]
+    WT = np.zeros((0, NWT)) if WT is None else WT
+    nb, nt, nc, nk, nw = BI.shape[0], TI.shape[0], CI.shape[0], KI.shape[0], WT.shape[0]
     ins = input_fields(nb, nq, nv, nt)
     starts, n_in = laid_out(ins)
-    (o_bf, o_tf, o_cf, o_kf, o_kn, o_w, o_in), nf = offsets(
-        BF.size, TF.size, CF.size, KF.size, nk, workspace(nb, nq, nv, nt, nc)[1], n_in
+    (o_bf, o_tf, o_cf, o_kf, o_kn, o_w, o_in, o_wt), nf = offsets(
+        BF.size, TF.size, CF.size, KF.size, nk, workspace(nb, nq, nv, nt, nc)[1], n_in, WT.size
     )
     (o_bi, o_ti, o_ci, o_ki), ni = offsets(BI.size, nt, 2 * nc, 2 * nk)
     FB = np.zeros(NFLUID + nf)
     IB = np.zeros(NH + ni, dtype=np.int64)
-    IB[:NH] = (nb, BF.shape[1], nt, nc, nk, nq, nv,
-              *(NFLUID + o for o in (o_bf, o_tf, o_cf, o_kf, o_kn, o_w, o_in)),
+    IB[:NH] = (nb, BF.shape[1], nt, nc, nk, nq, nv, nw,
+              *(NFLUID + o for o in (o_bf, o_tf, o_cf, o_kf, o_kn, o_w, o_in, o_wt)),
               *(NH + o for o in (o_bi, o_ti, o_ci, o_ki)))  # fmt: skip
     views = {
         "fluid": FB[:NFLUID].reshape(3, 4, 3),
@@ -258,6 +286,7 @@ def pack(tables, CI, CF, KI, KF, nq: int, nv: int) -> tuple[np.ndarray, np.ndarr
         "KF": FB[IB[H_KF] : IB[H_KF] + KF.size].reshape(nk, NKF),
         "KN": FB[IB[H_KN] : IB[H_KN] + nk],
         "W": FB[IB[H_W] : IB[H_IN]],
+        "WT": FB[IB[H_WT] : IB[H_WT] + WT.size].reshape(nw, NWT),
         "BI": IB[IB[H_BI] : IB[H_BI] + BI.size].reshape(BI.shape),
         "TI": IB[IB[H_TI] : IB[H_TI] + nt],
         "CI": IB[IB[H_CI] : IB[H_CI] + 2 * nc].reshape(nc, 2),
@@ -268,6 +297,6 @@ def pack(tables, CI, CF, KI, KF, nq: int, nv: int) -> tuple[np.ndarray, np.ndarr
         view = FB[IB[H_IN] + start : IB[H_IN] + start + rows * columns]
         views[name] = view if columns == 1 else view.reshape(rows, columns)
     for name, table in (("BF", BF), ("TF", TF), ("CF", CF), ("KF", KF), ("BI", BI), ("TI", TI), ("CI", CI),
-                        ("KI", KI)):  # fmt: skip
+                        ("KI", KI), ("WT", WT)):  # fmt: skip
         views[name][...] = table
     return FB, IB, views

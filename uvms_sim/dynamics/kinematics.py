@@ -9,6 +9,7 @@ import numpy as np
 from ..hydro.environment import Environment
 from ..hydro.forces import body_bias
 from ..hydro.hull import submerged
+from ..hydro.waves import WaveField
 from ..model.kinematics import placements
 from ..model.model import Data, Model
 from ..spatial import Array, motion_cross
@@ -50,7 +51,10 @@ def velocities_and_bias(
     f_arr = None if callable(f_ext) else f_ext
     gravity = env.gravity_vector
     rho = env.density
-    current, current_accel = env.fluid_state(t)
+    current0, current_accel0 = env.fluid_state(t)
+    current, current_accel = current0, current_accel0
+    surface = env.surface
+    waves = env.waves if surface is not None and env.waves is not None and len(env.waves) else None
     for i, joint in enumerate(model.joints):
         lam = model.parents[i]
         vJ = joint.S @ v[model.idx_v[i] : model.idx_v[i] + joint.nv]
@@ -60,7 +64,10 @@ def velocities_and_bias(
             data.v[i] = data.X[i] @ data.v[lam] + vJ
         data.c[i] = motion_cross(data.v[i], vJ)
         volume, cob, wet = model.volume[i], model.cob[i], 1.0
-        if env.surface is not None:
+        if waves is not None and surface is not None:
+            volume, cob, wet, u, a = wave_water(model, data, i, surface, waves, t)
+            current, current_accel = current0 + u, current_accel0 + a
+        elif env.surface is not None:
             volume, cob, wet = wet_part(model, data, i, env.surface)
         data.bias[i] = body_bias(
             model.I_RB[i],
@@ -89,17 +96,44 @@ def velocities_and_bias(
         data.bias -= wrench_fn(data)
 
 
-def wet_part(model: Model, data: Data, i: int, surface: float) -> tuple[float, Array, float]:
+def wet_part(
+    model: Model, data: Data, i: int, surface: float, slope: tuple[float, float] = (0.0, 0.0)
+) -> tuple[float, Array, float]:
     """``(volume, centre of buoyancy, wet share)`` of body i at its world pose in ``data`` with
-    the free surface at NED depth ``surface`` (``hydro.hull.submerged``); a body without a
-    volume is wet (its damping on) while its origin is under water."""
+    the free surface at NED depth ``surface`` (or the plane ``s_x x + s_y y + z = surface``
+    for ``slope`` = (s_x, s_y); ``hydro.hull.submerged``); a body without a volume is wet (its
+    damping on) while its origin is under water."""
     hull = model.hull[i]
     if hull is None:
-        return 0.0, model.cob[i], 1.0 if data.p_world[i][2] > surface else 0.0
-    wet = submerged(hull, data.R_world[i], data.p_world[i], surface)
+        p = data.p_world[i]
+        depth = slope[0] * p[0] + slope[1] * p[1] + p[2] - surface
+        return 0.0, model.cob[i], 1.0 if depth > 0.0 else 0.0
+    wet = submerged(hull, data.R_world[i], data.p_world[i], surface, slope)
     if wet is None:
         return model.volume[i], model.cob[i], 1.0
     return wet[0], wet[1], wet[0] / hull.volume
+
+
+def wave_water(
+    model: Model, data: Data, i: int, surface: float, waves: WaveField, t: float
+) -> tuple[float, Array, float, Array, Array]:
+    """Body i in linear waves (``hydro.waves``): ``(volume, centre of buoyancy, wet share)``
+    of its hull below the plane tangent to the moving surface at the hull's centre, and the
+    water's velocity and acceleration (world NED) at the centroid of that wet part (taken at
+    the hull centre's horizontal position), which the body feels as its current and fluid
+    acceleration. A body whose hull cannot reach the surface (below the highest trough by more
+    than its bounding radius, with the steepest slope) keeps its whole volume."""
+    R, p = data.R_world[i], data.p_world[i]
+    hull = model.hull[i]
+    c, radius = (p, 0.0) if hull is None else (p + R @ hull.center, hull.radius)
+    volume, cob, wet = model.volume[i], model.cob[i], 1.0
+    highest, steepest = float(waves.amplitude.sum()), float(waves.amplitude @ waves.k)
+    if c[2] - surface - highest < radius * np.sqrt(1.0 + steepest * steepest):
+        eta, gx, gy = waves.surface_plane(c[0], c[1], t)
+        volume, cob, wet = wet_part(model, data, i, surface - eta + gx * c[0] + gy * c[1], (gx, gy))
+    z = p[2] + R[2] @ cob
+    u, a = waves.kinematics(c[0], c[1], surface - z, t)
+    return volume, cob, wet, u, a
 
 
 def forward_kinematics(

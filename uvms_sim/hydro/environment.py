@@ -8,6 +8,7 @@ from typing import Protocol
 import numpy as np
 
 from ..spatial import Array
+from .waves import WaveField
 
 STANDARD_GRAVITY = 9.80665  # m/s^2, the standard value ArduPilot uses (GRAVITY_MSS)
 
@@ -56,6 +57,8 @@ class Environment:
     1025 sea). ``surface`` is the world NED z of a flat free surface: above it a body's hull
     displaces no water (``hydro.hull``); None (the default of models built in code) means
     water everywhere, as in the papers' cases. Descriptions put the surface at z = 0.
+    ``waves`` (``hydro.waves.WaveField``) move that surface and the water under it: their
+    velocity and acceleration at each body add to the current's (``wave_state``).
     """
 
     gravity: float = STANDARD_GRAVITY
@@ -65,6 +68,7 @@ class Environment:
     current_profile: CurrentProfile | None = None
     surface: float | None = None  # NED depth of the free surface (0: sea level); None: water everywhere
     seafloor: Seafloor | None = None  # what the acoustic sensors see; None: no seabed in range
+    waves: WaveField | None = None  # linear waves on the free surface (hydro.waves); need a surface
 
     def __post_init__(self) -> None:
         self.current = np.asarray(self.current, dtype=float).reshape(3)
@@ -82,6 +86,21 @@ class Environment:
     def gravity_vector(self) -> Array:
         """Gravity acceleration in NED (down is +z)."""
         return np.array([0.0, 0.0, self.gravity])
+
+    def wave_state(self, x: float, y: float, z: float, t: float) -> tuple[Array, Array]:
+        """Water velocity and acceleration (current and waves) at the NED point (x, y, z) and
+        time t: what a tether node or a sensor at that point feels."""
+        v, a = self.fluid_state(t)
+        if self.waves is None or self.surface is None or not len(self.waves):
+            return v, a
+        u, du = self.waves.kinematics(x, y, self.surface - z, t)
+        return v + u, a + du
+
+    def elevation(self, x: float, y: float, t: float) -> float:
+        """The free surface's height above its mean (m, up) at (x, y) and time t (0 without waves)."""
+        if self.waves is None or self.surface is None:
+            return 0.0
+        return self.waves.elevation(x, y, t)
 
     def fluid_state(self, t: float) -> tuple[Array, Array]:
         """Water velocity and acceleration ``(v_c, a_f)`` at time t (world NED)."""

@@ -155,19 +155,27 @@ def default_hull(volume: float, center: Array) -> Hull:
     return make_hull(shape_columns("sphere", np.array([1.0])), volume, center)
 
 
-def submerged(hull: Hull, R: Array, p: Array, surface: float) -> tuple[float, Array] | None:
+def submerged(
+    hull: Hull, R: Array, p: Array, surface: float, slope: tuple[float, float] = (0.0, 0.0)
+) -> tuple[float, Array] | None:
     """Wet volume (m^3) and its centroid (body axes) of a hull at world pose ``(R, p)``
     (body -> world NED) with the surface at NED depth ``surface`` (see module doc); None when
     the hull is entirely under water (the caller then uses the full volume and centre of
-    buoyancy as given, exactly)."""
-    dc = p[2] - surface + R[2] @ hull.center
-    if dc >= hull.radius:
+    buoyancy as given, exactly). With ``slope`` = (s_x, s_y) the surface is the plane
+    ``s_x x + s_y y + z = surface`` (a wave's tangent plane, ``hydro.waves``): a point's depth
+    below it, ``s_x x + s_y y + z - surface``, is still linear along each column."""
+    n = np.array([slope[0], slope[1], 1.0])
+    nR = R[2] + slope[0] * R[0] + slope[1] * R[1]
+    pz = slope[0] * p[0] + slope[1] * p[1] + p[2] - surface
+    dc = pz + nR @ hull.center
+    reach = hull.radius * float(np.sqrt(n @ n))
+    if dc >= reach:
         return None
-    if dc <= -hull.radius:
+    if dc <= -reach:
         return 0.0, hull.centroid
     x, y, lo, hi, w = hull.columns.T
-    a = p[2] - surface + R[2, 0] * x + R[2, 1] * y
-    rz = R[2, 2]
+    a = pz + nR[0] * x + nR[1] * y
+    rz = nR[2]
     if rz == 0.0:
         wet_lo, wet_hi = np.where(a > 0, lo, hi), hi
     else:

@@ -34,11 +34,14 @@ from .system import (
     System,
     Vehicle,
 )
+from .water_reader import read_tethers
 from .yaml_source import Cursor
 
 
 def assemble(top: Cursor, base_dir: Path, source: Path) -> System:
-    top.mapping(("vehicles",), ("name", "description", "sources", "environment", "connections", "contacts"))
+    top.mapping(
+        ("vehicles",), ("name", "description", "sources", "environment", "connections", "contacts", "tethers")
+    )
     env = read_environment(top["environment"]) if "environment" in top else Environment(surface=0.0)
     vehicles = [read_vehicle(c, base_dir, k) for k, c in enumerate(top["vehicles"].seq("a list of vehicles"))]
     if not vehicles:
@@ -81,6 +84,7 @@ def assemble(top: Cursor, base_dir: Path, source: Path) -> System:
     connections = _place_constrained(model, q0, constrained, owner)
     _check_mass_matrix(model, top)
     seabeds, anchors = read_contacts(top["contacts"], set(order)) if "contacts" in top else ((), ())
+    tethers = read_tethers(top["tethers"], model, q0) if "tethers" in top else ()
     system = System(
         name=model.name,
         model=model,
@@ -103,6 +107,7 @@ def assemble(top: Cursor, base_dir: Path, source: Path) -> System:
         constraints=connections,
         seabeds=seabeds,
         anchors=anchors,
+        tethers=tethers,
     )
     _warn_slips(system, source)
     return system

@@ -103,7 +103,22 @@ def _environment(system: System) -> dict:
         raise ValueError(f"cannot write a current profile of type {type(prof).__name__}")
     elif np.any(env.current):
         out["current"] = _vec(env.current)
+    if env.waves is not None:
+        if not env.waves.spec:
+            raise ValueError("cannot write waves that were not read from a description")
+        out["waves"] = dict(env.waves.spec)
     return out
+
+
+def _tether_entry(t) -> dict:
+    """A ``tethers[]`` entry: every property written out (the preset's included)."""
+    return {
+        "name": t.name, "link": t.link, "position": _vec(t.position), "anchor": _vec(t.anchor),
+        "length": _num(t.length), "segments": int(t.segments),
+        **{k: _num(v) for k, v in t.properties.items()},
+        "reel": {"speed": _num(t.reel_speed), "min_length": _num(t.min_length),
+                 "max_length": _num(t.max_length), "max_tension": _num(t.max_tension)},
+    }  # fmt: skip
 
 
 def _joint_entry(model, i: int) -> dict:
@@ -256,6 +271,8 @@ def system_to_dict(system: System) -> dict:
     ]  # fmt: skip
     if contacts:
         out["contacts"] = contacts
+    if system.tethers:
+        out["tethers"] = [_tether_entry(t) for t in system.tethers]
     return out
 
 

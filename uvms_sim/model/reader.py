@@ -128,6 +128,10 @@ def read_environment(cur: Cursor) -> Environment:
     if "surface" in cur:
         surface = None if cur["surface"].value is None else cur["surface"].number()
     env.surface = surface
+    if "waves" in cur:
+        from .water_reader import read_waves
+
+        env.waves = read_waves(cur["waves"], env)
     if "seafloor" in cur:
         sf = cur["seafloor"].mapping(("depth",), ("slope",))
         slope = sf["slope"].vector(2) if "slope" in sf else np.zeros(2)
@@ -136,7 +140,7 @@ def read_environment(cur: Cursor) -> Environment:
 
 
 def _environment_without_surface(cur: Cursor) -> Environment:
-    cur.mapping(optional=("gravity", "water_density", "current", "surface", "seafloor"))
+    cur.mapping(optional=("gravity", "water_density", "current", "surface", "seafloor", "waves"))
     g = cur["gravity"].number(lo=0.0) if "gravity" in cur else STANDARD_GRAVITY
     rho = cur["water_density"].number(positive=True) if "water_density" in cur else 1000.0
     if "current" not in cur:

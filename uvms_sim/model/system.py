@@ -149,6 +149,7 @@ class System:
     constraints: tuple[Connection, ...] = ()
     seabeds: tuple[Seabed, ...] = ()
     anchors: tuple[Anchor, ...] = ()
+    tethers: tuple = ()  # tether.properties.TetherSpec: a vehicle's tether to a surface point or reel
 
     def __post_init__(self) -> None:
         if self.initial_q is None or np.size(self.initial_q) == 0:

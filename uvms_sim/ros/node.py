@@ -45,6 +45,10 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   with SITL's frames (``SimulationLoop.run_lockstep``: its own pacing, pause/step, command
   timeouts and the emulated ArduSub are off) while the node keeps publishing odometry, TF, the
   declared sensors, markers and the browser view of the same vehicle in SITL's time.
+- ``tethers.<name>.length`` and ``tethers.<name>.speed`` (m, m/s; one pair per tether of the
+  description, its ``length`` and ``reel.speed`` by default): the reel pays out or hauls in to
+  that length at that speed, set at start or with ``ros2 param set`` while running
+  (``uvms_sim.ros.water_topics``).
 
 Topics (relative: they follow the node's namespace and remaps; with several free vehicles in
 one description each vehicle's topics are under ``<vehicle>/``):
@@ -64,7 +68,10 @@ one description each vehicle's topics are under ``<vehicle>/``):
   (std_msgs/String, transient local: the URDF with visuals, links named as the TF frames),
   ``markers`` (visualization_msgs/MarkerArray), ``/clock`` with ``use_sim_time``, and with
   ``publish_joint_wrenches`` ``joint_wrenches/<joint>`` (geometry_msgs/WrenchStamped, the
-  force the parent applies to the child link, in the child link's axes).
+  force the parent applies to the child link, in the child link's axes); with tethers
+  ``tether/<name>/path`` (nav_msgs/Path), ``tether/<name>/tension`` (std_msgs/Float64MultiArray,
+  N per segment from the reel) and ``tether/<name>/length`` (std_msgs/Float64, m); with waves
+  ``waves/elevation`` (std_msgs/Float64MultiArray, m above the mean surface over each vehicle).
 - services: ``reset`` (std_srvs/Trigger: back to the initial state, inputs neutral, simulated
   time running on), ``pause`` (std_srvs/SetBool), ``step`` (std_srvs/Trigger: one publish
   period while paused).
@@ -115,6 +122,7 @@ from .parameters import PARAMETERS, check_parameter
 from .scene import Scene
 from .sensor_topics import SensorTopics
 from .vehicle_io import VehicleIO
+from .water_topics import WaterTopics, tether_parameter
 
 MARKER_WALL_RATE = 30.0  # Hz: markers at most this often in wall-clock time, however fast the simulation runs
 
@@ -195,6 +203,8 @@ class SimulatorNode(Node):
         many = len(vehicle_frames) > 1
         self.vehicles = [VehicleIO(self, vf, f"{vf.name}/" if many else "") for vf in vehicle_frames]
         self._interfaces(bool(get("publish_joint_wrenches")))
+        self.water = WaterTopics(self, self.sim, self.frame_id, [io.frames.root for io in self.vehicles])
+        self.water.declare(self._reel_overrides)
         self.joint_deadline = self.loop.deadline(self.joints_expired)
         self.recoveries = 0
         self.failed: Exception | None = None
@@ -268,11 +278,18 @@ class SimulatorNode(Node):
         # a misspelt name in a params file or on the command line would otherwise be ignored
         # silently; it is named, and undeclared (as is rclpy's qos_overrides, which this node
         # does not take)
-        for name in sorted(given - PARAMETERS.keys()):
+        # the reels' parameters (tethers.<name>.length/speed) are declared once the description,
+        # which names the tethers, is loaded (WaterTopics.declare)
+        self._reel_overrides = {
+            n: self.get_parameter(n).value for n in given if tether_parameter(n) is not None
+        }
+        for name in sorted(given - PARAMETERS.keys() - self._reel_overrides.keys()):
             if not name.startswith("qos_overrides"):
                 hint = difflib.get_close_matches(name, list(PARAMETERS), n=1)
                 also = f" (did you mean {hint[0]!r}?)" if hint else ""
                 self.get_logger().warning(f"unknown parameter {name!r} ignored{also}")
+            self.undeclare_parameter(name)
+        for name in self._reel_overrides:
             self.undeclare_parameter(name)
         values = {name: check_parameter(name, self.get_parameter(name).value) for name in PARAMETERS}
         values["use_sim_time"] = self.get_parameter("use_sim_time").value
@@ -378,6 +395,11 @@ class SimulatorNode(Node):
         """Run-time changes: ``battery_voltage`` is applied; the others take effect at start
         only and are refused while running."""
         for p in params:
+            if tether_parameter(p.name) is not None and hasattr(self, "water"):
+                reason = self.water.on_parameter(p.name, p.value)
+                if reason is not None:
+                    return SetParametersResult(successful=False, reason=reason)
+                continue
             if p.name != "battery_voltage":
                 if p.name in PARAMETERS and hasattr(self, "thread"):
                     return SetParametersResult(successful=False, reason=f"{p.name} is read at start only")
@@ -484,10 +506,12 @@ class SimulatorNode(Node):
             self.get_logger().warning(f"no joint_commands for {self.loop.timeout} s: joints to zero effort")
 
     def publish_tick(self) -> None:
-        """The loop's publish hook: the state, then mavros/state, the markers and the browser
-        view when their cadences (``loop.Cadence``) say so."""
+        """The loop's publish hook: the state and the working water (tethers, waves), then
+        mavros/state, the markers and the browser view when their cadences (``loop.Cadence``)
+        say so."""
         try:
             self.publish_state()
+            self.water.publish(self.stamp())
             sim = self.sim
             t = sim.state.t
             marker = self.marker_cadence is not None and self.marker_cadence.due(t)
@@ -495,6 +519,7 @@ class SimulatorNode(Node):
             if marker or view is not None:  # one frame of the scene for both
                 thrust = None if sim.thrusters is None else sim.thrusters.thrust
                 frame = self.scene.frame(sim.state.q, thrust)
+                self.water.view(frame, frame.p[self.vehicles[0].frames.root])
                 if view is not None:
                     view.log(t, frame)
                 if marker:

@@ -18,9 +18,9 @@ from ..model.system import System
 from ..model.urdf_writer import urdf_text
 from ..viz.scene import SURFACE_HALF_SIZE, Frame, SceneState
 
-FORWARD, REVERSE, WATER, SEABED, CURRENT = (
+FORWARD, REVERSE, WATER, SEABED, CURRENT, TETHER = (
     (0.15, 0.8, 0.25, 1.0), (0.85, 0.2, 0.15, 1.0), (0.25, 0.55, 0.85, 0.25), (0.6, 0.5, 0.35, 0.6),
-    (0.1, 0.3, 0.95, 1.0),
+    (0.1, 0.3, 0.95, 1.0), (0.95, 0.8, 0.1, 1.0),
 )  # fmt: skip
 
 
@@ -45,6 +45,7 @@ class Scene:
         _, vehicles = tf_names(system, prefix)
         self.roots = [vf.root for vf in vehicles]
         self.thruster_names = [t.name for t in system.thrusters]
+        self.breaking = {t.name: t.properties["breaking_strength"] for t in system.tethers}
 
     def _marker(self, stamp, ns: str, k: int, kind: int, rgba) -> Marker:
         m = Marker()
@@ -62,6 +63,25 @@ class Scene:
         m.scale.z = 0.01
         return m
 
+    def _wave_mesh(self, stamp, surface) -> Marker:
+        """The wave surface (``viz.water.wave_surface``) as one triangle list."""
+        vertices, triangles = surface
+        m = self._marker(stamp, "water_surface", 0, Marker.TRIANGLE_LIST, WATER)
+        m.scale.x = m.scale.y = m.scale.z = 1.0
+        m.points = [Point(x=x, y=y, z=z) for x, y, z in vertices[triangles.ravel()].tolist()]
+        return m
+
+    def _tether(self, stamp, k: int, name: str, nodes, tension: float) -> Marker:
+        """A tether through its nodes, yellow to red as its tension goes to its breaking strength."""
+        breaking = self.breaking.get(name, 0.0)
+        share = min(1.0, tension / breaking) if breaking > 0.0 else 0.0
+        rgba = (TETHER[0], TETHER[1] * (1.0 - share), TETHER[2], TETHER[3])
+        m = self._marker(stamp, "tether", k, Marker.LINE_STRIP, rgba)
+        m.scale.x = 0.03  # drawn thicker than its 7.6 mm, to be seen
+        m.points = [Point(x=x, y=y, z=z) for x, y, z in nodes.tolist()]
+        m.text = name
+        return m
+
     def frame(self, q, thrust) -> Frame:
         return self.state.frame(q, thrust)
 
@@ -76,8 +96,12 @@ class Scene:
             m.text = self.thruster_names[k]
             out.markers.append(m)
         surface = self.state.surface_height()
-        if surface is not None:
+        if frame.surface is not None:
+            out.markers.append(self._wave_mesh(stamp, frame.surface))
+        elif surface is not None:
             out.markers.append(self._plate(stamp, "water_surface", 0, surface, WATER))
+        for k, (name, nodes, tension) in enumerate(frame.tethers):
+            out.markers.append(self._tether(stamp, k, name, nodes, tension))
         for k, z in enumerate(self.state.seabed_heights()):
             out.markers.append(self._plate(stamp, "seabed", k, z - 0.01, SEABED))
         current = self.state.current(t)

@@ -172,6 +172,19 @@ class RerunView:
         for v in self.system.vehicles:
             root = self.system.model.body_index(v.root)
             rec.log(f"plots/depth/{v.name}", rr.Scalars(float(-frame.p[root][2])))
+        self._log_water(frame)
+
+    def _log_water(self, frame: Frame) -> None:
+        """The tethers (line strips, and their tension plotted) and the wave surface (a mesh)."""
+        rr, rec = self.rr, self.rec
+        for name, nodes, tension in frame.tethers:
+            rec.log(f"world/tether/{name}", rr.LineStrips3D([nodes], colors=[[240, 200, 30]], radii=0.015))
+            rec.log(f"plots/tether_tension/{name}", rr.Scalars(tension))
+        if frame.surface is not None:
+            vertices, triangles = frame.surface
+            colors = [[64, 140, 217, 90]] * len(vertices)
+            mesh = rr.Mesh3D(vertex_positions=vertices, triangle_indices=triangles, vertex_colors=colors)
+            rec.log("world/water_surface", mesh)
 
     def close(self) -> None:
         self.rec.flush()

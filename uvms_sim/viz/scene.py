@@ -6,7 +6,7 @@ and the fixed scene (the water surface, the seabeds) — used by the RViz marker
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,6 +28,10 @@ class Frame:
     arrow_origins: np.ndarray  # nthrusters x 3
     arrows: np.ndarray  # nthrusters x 3
     thrust: np.ndarray  # nthrusters, N
+    # the working water (viz.water): each tether's (name, nodes ENU, tension N), and the wave
+    # surface's (vertices ENU, triangles) or None
+    tethers: list = field(default_factory=list)
+    surface: tuple | None = None
 
 
 class SceneState:

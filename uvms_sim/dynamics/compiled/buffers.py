@@ -21,13 +21,16 @@ from ..flat import (
     H_NC,
     H_NK,
     H_NT,
+    H_NW,
     H_TF,
     H_TI,
     H_W,
+    H_WT,
     NBI,
     NCF,
     NKF,
     NTF,
+    NWT,
     connection_fields,
     input_fields,
     workspace_fields,
@@ -68,7 +71,7 @@ def _borrow(a, o, shape):
 
 @kernel
 def _unpack(FB, IB):
-    """Borrowed views (BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid) of the buffers of
+    """Borrowed views (BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid, WT) of the buffers of
     ``flat.pack`` (FB floats, IB ints), at the offsets its header records."""
     nb, nt, nc, nk = IB[H_NB], IB[H_NT], IB[H_NC], IB[H_NK]
     return (
@@ -83,6 +86,7 @@ def _unpack(FB, IB):
         _borrow(FB, IB[H_KN], nk),
         _borrow(FB, IB[H_W], IB[H_IN] - IB[H_W]),
         _borrow(FB, 0, (3, 4, 3)),
+        _borrow(FB, IB[H_WT], (IB[H_NW], NWT)),
     )
 
 

@@ -17,10 +17,10 @@ from .spatial import _outward, _xmotion
 # inlined where it is called (numba IR): a call passing 19 arrays costs 100 ns, a quarter of a
 # BlueROV2's derivative evaluation
 @inlined
-def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid, ddq):
-    """q̈: forward pass, ABA, and with rigid connections (rows of CI/CF) the Udwadia-Kalaba
-    correction (``constraints.constrained_aba``)."""
-    forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid)
+def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid, WT, ddq):
+    """q̈: forward pass (in the fluid of one stage and the waves WT), ABA, and with rigid
+    connections (rows of CI/CF) the Udwadia-Kalaba correction (``constraints.constrained_aba``)."""
+    forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid, WT)
     aba_pass(BF, BI, WB, S, tau, ddq)
     if CI.shape[0]:
         _constraint_rows(BF, BI, CI, CF, WB, S, CS, ddq.shape[0])

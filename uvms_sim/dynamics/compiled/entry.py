@@ -18,10 +18,10 @@ from .integrate import _step
 def aba(FB, IB, q, v, tau, f_ext, n, ddq):
     """q̈ into ``ddq`` at (q, v) for tau, body wrenches f_ext (nb x 6), thruster shaft speeds n,
     in the fluid of stage 0. Thrusts are left in the workspace."""
-    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid, WT = _unpack(FB, IB)
     WB, _, _, thrust, S, CS = _carve(W, BI.shape[0], IB[H_NQ], IB[H_NV], TI.shape[0])
     _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust,
-           _bare(q), _bare(v), _bare(tau), _bare(f_ext), _bare(n), fluid[0], _bare(ddq))  # fmt: skip
+           _bare(q), _bare(v), _bare(tau), _bare(f_ext), _bare(n), fluid[0], WT, _bare(ddq))  # fmt: skip
 
 
 @entry_kernel
@@ -32,18 +32,18 @@ def aba_bound(FB, IB):
     o, F = IB[H_IN], _input_fields(nb, nq, nv, nt)
     q, v, tau = _flat_part(FB, o, F, 0), _flat_part(FB, o, F, 1), _flat_part(FB, o, F, 2)
     f_ext, n, ddq = _part(FB, o, F, 3), _flat_part(FB, o, F, 4), _flat_part(FB, o, F, 5)
-    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid, WT = _unpack(FB, IB)
     WB, _, _, thrust, S, CS = _carve(W, nb, nq, nv, nt)
-    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid[0], ddq)
+    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid[0], WT, ddq)
 
 
 @entry_kernel
 def step(FB, IB, method, q, v, tau, f_ext, n, h, q_out, v_out, thrust_out):
     """One step (see ``_step``); when it is finite, the thrusts of its last evaluation also
     into ``thrust_out`` (where the thruster bank keeps them)."""
-    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid, WT = _unpack(FB, IB)
     ok = _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, _bare(q), _bare(v), _bare(tau),
-               _bare(f_ext), _bare(n), fluid, h, _bare(q_out), _bare(v_out))  # fmt: skip
+               _bare(f_ext), _bare(n), fluid, WT, h, _bare(q_out), _bare(v_out))  # fmt: skip
     if ok:
         thrust = _carve(W, BI.shape[0], IB[H_NQ], IB[H_NV], TI.shape[0])[3]
         out = _bare(thrust_out)
@@ -54,10 +54,11 @@ def step(FB, IB, method, q, v, tau, f_ext, n, h, q_out, v_out, thrust_out):
 
 @entry_kernel
 def step_many(FB, IB, method, q, v, tau, f_ext, n, h, steps, q_out, v_out):
-    """``steps`` steps with the inputs and the fluid held (``Simulator.advance``); returns the
+    """``steps`` steps with the inputs and the current held (``Simulator.advance``); returns the
     number of steps done (fewer on a non-finite value: q_out, v_out then hold the last finite
-    state)."""
-    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid = _unpack(FB, IB)
+    state). With waves the stage times move on by h each step, as ``FastDynamics.fluid_at``
+    sets them (the same arithmetic)."""
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid, WT = _unpack(FB, IB)
     tau, f_ext, n, q_out, v_out = _bare(tau), _bare(f_ext), _bare(n), _bare(q_out), _bare(v_out)
     _, WQ, WV, _, _, _ = _carve(W, BI.shape[0], IB[H_NQ], IB[H_NV], TI.shape[0])
     qb, vb = WQ[0], WV[0]  # the running state, in the workspace's stage-0 rows
@@ -65,13 +66,18 @@ def step_many(FB, IB, method, q, v, tau, f_ext, n, h, steps, q_out, v_out):
     vb[:] = v
     for k in range(steps):
         if not _step(
-            BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, qb, vb, tau, f_ext, n, fluid, h, q_out, v_out
+            BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, qb, vb, tau, f_ext, n, fluid, WT, h, q_out, v_out
         ):
             q_out[:] = qb
             v_out[:] = vb
             return k
         qb[:] = q_out
         vb[:] = v_out
+        if WT.shape[0]:
+            t = fluid[0, 3, 2] + h
+            fluid[0, 3, 2] = t
+            fluid[1, 3, 2] = t + 0.5 * h
+            fluid[2, 3, 2] = t + h
     return steps
 
 
@@ -113,7 +119,7 @@ def entry(name: str):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_step(BF, BI, TF, TI, CI, CF, KI, KF, KN, WS, method, Q, V, TAU, F_EXT, N, fluid, h, steps, ok):
+def batch_step(BF, BI, TF, TI, CI, CF, KI, KF, KN, WS, method, Q, V, TAU, F_EXT, N, fluid, WT, h, steps, ok):
     """``steps`` steps of every copy k (rows of Q, V, TAU, N; F_EXT[k] is nb x 6), in place.
     Copies are split over the threads, each with its own workspace row ``WS[t]``; a copy whose
     state stops being finite keeps its last finite state and gets ``ok[k] = False``. (KN, the
@@ -129,7 +135,7 @@ def batch_step(BF, BI, TF, TI, CI, CF, KI, KF, KN, WS, method, Q, V, TAU, F_EXT,
                 if not ok[k]:
                     break
                 if _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, WS[t], method, Q[k], V[k], TAU[k], F_EXT[k],
-                         N[k], fluid, h, qn, vn):  # fmt: skip
+                         N[k], fluid, WT, h, qn, vn):  # fmt: skip
                     Q[k, :] = qn
                     V[k, :] = vn
                 else:

@@ -1,7 +1,8 @@
 """The hydrodynamic bias of a body (``hydro.forces.body_bias``; McMillan et al. 1996 eqs. 4-10):
 Coriolis terms with the added mass, damping at the damping centre, gravity and buoyancy of the
-wet part of the hull at the free surface (``hydro.hull``), and the per-link cylinder drag
-(``hydro.drag``)."""
+wet part of the hull at the free surface (``hydro.hull``), the per-link cylinder drag
+(``hydro.drag``), and the water's motion and surface in linear waves (``hydro.waves``,
+``dynamics.kinematics.wave_water``)."""
 
 from __future__ import annotations
 
@@ -34,9 +35,18 @@ from ..flat import (
     S_H,
     S_HV,
     S_VC,
+    WAMP,
     WBIAS,
+    WCOS,
+    WDEPTH,
+    WK,
+    WOMEGA,
+    WPHASE,
     WPW,
     WRW,
+    WSIN,
+    WSLOPE,
+    WSUM,
     WV,
     WVR,
 )
@@ -45,21 +55,26 @@ from .spatial import _force_cross_into
 
 
 @kernel
-def _wet_part(BF, BI, WB, i, surface, rv, b0, b1, b2):
-    """(ρV, centre of buoyancy, wet share) of body i at the surface (kinematics.wet_part,
-    hydro.hull.submerged): the full values when the hull's bounding sphere is under water."""
+def _wet_part(BF, BI, WB, i, n0, n1, zeta, rv, b0, b1, b2):
+    """(ρV, centre of buoyancy, wet share) of body i below the surface plane ``n0 x + n1 y + z =
+    zeta`` (NED; a flat surface: n0 = n1 = 0, zeta its depth) (kinematics.wet_part,
+    hydro.hull.submerged): the full values when the hull's bounding sphere is under it."""
     row = WB[i]
     h = BI[i, HULL0]
     nh = BI[i, NHULL]
-    pz = row[WPW + 2] - surface
+    pz = n0 * row[WPW] + n1 * row[WPW + 1] + row[WPW + 2] - zeta
     if nh == 0:
         return 0.0, b0, b1, b2, (1.0 if pz > 0.0 else 0.0)
-    r0, r1, r2 = row[WRW + 6], row[WRW + 7], row[WRW + 8]  # row z of R (body -> world)
+    # row z of R (body -> world) seen through the plane's normal (n0, n1, 1)
+    r0 = row[WRW + 6] + n0 * row[WRW] + n1 * row[WRW + 3]
+    r1 = row[WRW + 7] + n0 * row[WRW + 1] + n1 * row[WRW + 4]
+    r2 = row[WRW + 8] + n0 * row[WRW + 2] + n1 * row[WRW + 5]
     dc = pz + r0 * BF[i, h + HCEN] + r1 * BF[i, h + HCEN + 1] + r2 * BF[i, h + HCEN + 2]
-    if dc >= BF[i, h + HRAD]:
+    reach = BF[i, h + HRAD] * math.sqrt(1.0 + n0 * n0 + n1 * n1)
+    if dc >= reach:
         return rv, b0, b1, b2, 1.0
     vol = BF[i, h + HVOL]
-    if dc <= -BF[i, h + HRAD]:
+    if dc <= -reach:
         return 0.0, b0, b1, b2, 0.0
     V = m0 = m1 = m2 = 0.0
     for k in range(nh):
@@ -87,23 +102,107 @@ def _wet_part(BF, BI, WB, i, surface, rv, b0, b1, b2):
 
 
 @kernel
-def _body_bias(BF, BI, WB, S, i, fluid):
+def _wave_surface(WT, x, y, t):
+    """η and its slopes (∂η/∂x, ∂η/∂y) at (x, y, t) (hydro.waves.WaveField.surface_plane)."""
+    eta = gx = gy = 0.0
+    for j in range(WT.shape[0]):
+        a, k, c, s = WT[j, WAMP], WT[j, WK], WT[j, WCOS], WT[j, WSIN]
+        th = k * (x * c + y * s) - WT[j, WOMEGA] * t + WT[j, WPHASE]
+        eta += a * math.cos(th)
+        g = -a * k * math.sin(th)
+        gx += g * c
+        gy += g * s
+    return eta, gx, gy
+
+
+@kernel
+def _wave_kinematics(WT, x, y, zeta, t):
+    """Water velocity and acceleration (NED) at (x, y), zeta above the mean surface, at t
+    (hydro.waves.WaveField.kinematics; components with e^(kζ) < e^-30 are left out)."""
+    u0 = u1 = u2 = a0 = a1 = a2 = 0.0
+    for j in range(WT.shape[0]):
+        k, h = WT[j, WK], WT[j, WDEPTH]
+        z = min(max(zeta, -h), 0.0)
+        if k * z < -30.0:
+            continue
+        e = math.exp(k * z)
+        C = Sz = e
+        if h < math.inf:
+            e2 = math.exp(-k * (z + 2.0 * h))
+            f = 1.0 / (1.0 - math.exp(-2.0 * k * h))
+            C, Sz = (e + e2) * f, (e - e2) * f
+        w, c, s = WT[j, WOMEGA], WT[j, WCOS], WT[j, WSIN]
+        th = k * (x * c + y * s) - w * t + WT[j, WPHASE]
+        ct, st = math.cos(th), math.sin(th)
+        aw = WT[j, WAMP] * w
+        uh = aw * C * ct
+        ah = aw * w * C * st
+        u0 += uh * c
+        u1 += uh * s
+        u2 -= aw * Sz * st
+        a0 += ah * c
+        a1 += ah * s
+        a2 += aw * w * Sz * ct
+    return u0, u1, u2, a0, a1, a2
+
+
+@kernel
+def _wave_water(BF, BI, WB, i, zs, t, WT, rv, b0, b1, b2):
+    """Body i in waves (kinematics.wave_water): (ρV, centre of buoyancy, wet share) below the
+    plane tangent to the surface at its hull's centre, and the water's velocity and
+    acceleration (NED) at the centroid of its wet part (horizontally: the hull's centre)."""
+    row = WB[i]
+    h = BI[i, HULL0]
+    radius = 0.0
+    cx, cy, cz = row[WPW], row[WPW + 1], row[WPW + 2]
+    if BI[i, NHULL]:
+        radius = BF[i, h + HRAD]
+        for a in range(3):
+            o = WRW + 3 * a
+            d = row[o] * BF[i, h + HCEN] + row[o + 1] * BF[i, h + HCEN + 1] + row[o + 2] * BF[i, h + HCEN + 2]
+            if a == 0:
+                cx += d
+            elif a == 1:
+                cy += d
+            else:
+                cz += d
+    wet = 1.0
+    slope = WT[0, WSLOPE]
+    if cz - zs - WT[0, WSUM] < radius * math.sqrt(1.0 + slope * slope):  # it may meet the surface
+        eta, gx, gy = _wave_surface(WT, cx, cy, t)
+        rv, b0, b1, b2, wet = _wet_part(BF, BI, WB, i, gx, gy, zs - eta + gx * cx + gy * cy, rv, b0, b1, b2)
+    wz = row[WPW + 2] + row[WRW + 6] * b0 + row[WRW + 7] * b1 + row[WRW + 8] * b2
+    u0, u1, u2, a0, a1, a2 = _wave_kinematics(WT, cx, cy, zs - wz, t)
+    return rv, b0, b1, b2, wet, u0, u1, u2, a0, a1, a2
+
+
+@kernel
+def _body_bias(BF, BI, WB, S, i, fluid, WT):
     """Hydrodynamic bias p_i into WB[i, WBIAS:] and ν_r into WB[i, WVR:]
     (hydro.forces.body_bias); fluid = [current, its acceleration, gravity, (surface depth,
-    1 if there is a free surface, 0)] (world NED). At the free surface the buoyancy is that
-    of the wet part of the hull and the damping is scaled by the wet share
-    (kinematics.wet_part)."""
+    1 if there is a free surface, time)] (world NED), WT the wave components. At the free
+    surface the buoyancy is that of the wet part of the hull and the damping is scaled by the
+    wet share (kinematics.wet_part); in waves the surface moves and the water's velocity and
+    acceleration at the body add to the current's (_wave_water)."""
     row = WB[i]
     rv = BF[i, RV]
     b0, b1, b2 = BF[i, COB], BF[i, COB + 1], BF[i, COB + 2]
     wet = 1.0
+    u0 = u1 = u2 = a0 = a1 = a2 = 0.0
     if fluid[3, 1] != 0.0:
-        rv, b0, b1, b2, wet = _wet_part(BF, BI, WB, i, fluid[3, 0], rv, b0, b1, b2)
+        if WT.shape[0]:
+            rv, b0, b1, b2, wet, u0, u1, u2, a0, a1, a2 = _wave_water(
+                BF, BI, WB, i, fluid[3, 0], fluid[3, 2], WT, rv, b0, b1, b2
+            )
+        else:
+            rv, b0, b1, b2, wet = _wet_part(BF, BI, WB, i, 0.0, 0.0, fluid[3, 0], rv, b0, b1, b2)
+    c0, c1, c2 = fluid[0, 0] + u0, fluid[0, 1] + u1, fluid[0, 2] + u2
+    f0, f1, f2 = fluid[1, 0] + a0, fluid[1, 1] + a1, fluid[1, 2] + a2
     for a in range(3):
         R0, R1, R2 = row[WRW + a], row[WRW + 3 + a], row[WRW + 6 + a]  # column a of R: (Rᵀx)_a
         S[S_GB + a] = R0 * fluid[2, 0] + R1 * fluid[2, 1] + R2 * fluid[2, 2]
-        S[S_VC + a] = R0 * fluid[0, 0] + R1 * fluid[0, 1] + R2 * fluid[0, 2]
-        S[S_AC + a] = R0 * fluid[1, 0] + R1 * fluid[1, 1] + R2 * fluid[1, 2]
+        S[S_VC + a] = R0 * c0 + R1 * c1 + R2 * c2
+        S[S_AC + a] = R0 * f0 + R1 * f1 + R2 * f2
     for a in range(6):
         row[WVR + a] = row[WV + a]
     for a in range(3):

@@ -59,16 +59,17 @@ def _finite(x):
 
 
 @kernel
-def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, h, q_out, v_out):
+def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fluid, WT, h, q_out, v_out):
     """One RKMK4 step (method 0, integrate.step_rk4) or semi-implicit Euler step (method 1);
-    fluid[s] = (current, acceleration, gravity, surface) at t, t+h/2, t+h. False on a non-finite value
+    fluid[s] = (current, acceleration, gravity, (surface, has surface, time)) at t, t+h/2, t+h, WT
+    the wave components (``flat.wave_table``). False on a non-finite value
     (q_out, v_out then hold garbage)."""
     nv = v.shape[0]
     WB, WQ, WV, thrust, S, CS = _carve(W, BI.shape[0], q.shape[0], nv, TI.shape[0])
     th = WV[12]
     if method == 1:
         acc = WV[4]
-        _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid[0], acc)
+        _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid[0], WT, acc)
         if not _finite(acc):
             return False
         for a in range(nv):
@@ -78,7 +79,7 @@ def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fl
         return _finite(v_out) and _finite(q_out)
     for a in range(nv):
         th[a] = 0.0
-    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid[0], WV[4])
+    _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid[0], WT, WV[4])
     if not _finite(WV[4]):
         return False
     _tangent_rate(BI, S, th, v, WV[8])
@@ -89,7 +90,7 @@ def _step(BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, q, v, tau, f_ext, n, fl
             WV[s, a] = v[a] + c * WV[3 + s, a]
         integrate(BI, S, q, th, WQ[s])
         _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, WQ[s], WV[s], tau, f_ext, n,
-               fluid[1 if s < 3 else 2], WV[4 + s])  # fmt: skip
+               fluid[1 if s < 3 else 2], WT, WV[4 + s])  # fmt: skip
         if not _finite(WV[4 + s]):
             return False
         _tangent_rate(BI, S, th, WV[s], WV[8 + s])

@@ -87,10 +87,10 @@ def placements(BF, BI, WB, S, q):
 
 
 @inlined
-def forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid):
-    """Placements, velocities, c_i and the biases (kinematics.forward_kinematics) with the
-    external wrenches ``f_ext`` (nb x 6), the thrust at shaft speeds ``n`` and the contact
-    forces of the points in KI/KF (normal forces into KN)."""
+def forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid, WT):
+    """Placements, velocities, c_i and the biases (kinematics.forward_kinematics) in the fluid
+    of one stage and the waves WT, with the external wrenches ``f_ext`` (nb x 6), the thrust at
+    shaft speeds ``n`` and the contact forces of the points in KI/KF (normal forces into KN)."""
     placements(BF, BI, WB, S, q)
     for i in range(BI.shape[0]):
         k = BI[i, IV]
@@ -120,7 +120,7 @@ def forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, flui
         row[WC + 3] = x4 * j5 - x5 * j4
         row[WC + 4] = x5 * j3 - x3 * j5
         row[WC + 5] = x3 * j4 - x4 * j3
-        _body_bias(BF, BI, WB, S, i, fluid)
+        _body_bias(BF, BI, WB, S, i, fluid, WT)
         for a in range(6):
             row[WBIAS + a] -= f_ext[i, a]
     _thrust(TF, TI, WB, thrust, n)
