@@ -190,17 +190,18 @@ def test_the_rviz_configuration_shows_the_robot_tf_odometry_and_markers():
 def test_a_recording_of_the_view_reads_back_with_rerun(tmp_path):
     """A ``.rrd`` recording (``RerunView(save=...)``) read back with Rerun's own reader holds
     every link's pose at each logged instant, equal to the simulator's (ENU), the thrust arrows
-    and the plots."""
+    and plots, the vehicle's trail along the poses it passed through, and the world's planes:
+    the water surface at z = 0 and the Heavy's seafloor (``environment.seafloor``) 20 m down."""
     import rerun as rr
 
-    from uvms_sim.viz.rerun_view import RerunView
+    from uvms_sim.viz.rerun_view import TRAIL_STEP, RerunView
 
     system = load(CONFIG / "bluerov2_heavy.yaml")
     sim = Simulator.from_system(system)
     view = RerunView(system, save=tmp_path / "dive.rrd", rate=10.0)
-    sim.thrusters.set_motor_pwm(np.full(8, 1650.0))
+    sim.thrusters.set_motor_pwm(np.array([1700.0, 1700.0, 1300.0, 1300.0, 1500.0, 1500.0, 1500.0, 1500.0]))
     poses = {}
-    for _ in range(200):
+    for _ in range(300):
         sim.step(0.01)
         if view.update(sim.state.t, sim.state.q, sim.thrusters.thrust):
             poses[round(sim.state.t, 6)] = np.array([sim.state.q[1], sim.state.q[0], -sim.state.q[2]])
@@ -211,21 +212,152 @@ def test_a_recording_of_the_view_reads_back_with_rerun(tmp_path):
         "/world/base_link_frd",
         "/world/thrust",
         "/plots/depth/bluerov2_heavy",
-        "/world/water_surface",
-    } <= paths
+        "/plots/thrust",
+        "/world/scene/surface_0",
+        "/world/scene/surface_0/grid",
+        "/world/scene/seabed_0",
+        "/world/trail/bluerov2_heavy/live",
+    } <= paths, sorted(paths)
+
+    def column(path: str, name: str, static: bool = False) -> list:
+        out = []
+        for c in chunks:
+            if str(c.entity_path) == path and c.is_static == static:
+                batch = c.to_record_batch()
+                times = batch.column("sim").to_pylist() if not static else [None] * batch.num_rows
+                out += list(zip(times, batch.column(name).to_pylist(), strict=True))
+        return out
+
     logged = {}
-    for c in chunks:
-        if str(c.entity_path) == "/world/base_link_frd" and not c.is_static:
-            batch = c.to_record_batch()
-            times = batch.column("sim").to_pylist()
-            translations = batch.column("Transform3D:translation").to_pylist()
-            for t, xyz in zip(times, translations, strict=True):
-                logged[round(t.total_seconds() if hasattr(t, "total_seconds") else t * 1e-9, 6)] = np.array(
-                    xyz[0]
-                )
-    assert len(logged) == len(poses) == 20
+    for t, xyz in column("/world/base_link_frd", "Transform3D:translation"):
+        logged[round(t.total_seconds() if hasattr(t, "total_seconds") else t * 1e-9, 6)] = np.array(xyz[0])
+    assert len(logged) == len(poses) == 30
     for t, xyz in poses.items():
         np.testing.assert_allclose(logged[t], xyz, atol=1e-5)
+    # the planes: vertices of the surface at z = 0, of the seafloor at z = -20 (flat)
+    surface = np.array(column("/world/scene/surface_0", "Mesh3D:vertex_positions", static=True)[-1][1])
+    seabed = np.array(column("/world/scene/seabed_0", "Mesh3D:vertex_positions", static=True)[-1][1])
+    np.testing.assert_allclose(surface[:, 2], 0.0) and np.testing.assert_allclose(seabed[:, 2], -20.0)
+    # the trail's last piece: places TRAIL_STEP apart at least, each within a step of the path
+    strip = np.array(column("/world/trail/bluerov2_heavy/live", "LineStrips3D:strips")[-1][1][0])
+    path = np.array(list(poses.values()))
+    assert len(strip) >= 2 and np.all(np.linalg.norm(np.diff(strip, axis=0), axis=1) >= TRAIL_STEP - 1e-9)
+    assert max(np.min(np.linalg.norm(path - p, axis=1)) for p in strip) < 0.2
+
+
+def test_the_world_planes_come_from_the_description(tmp_path):
+    """``world_planes``: the free surface, each contact seabed and the seafloor (sloped as the
+    description says, its normal up), listed once when a seabed and the seafloor coincide."""
+    from dataclasses import replace
+
+    from uvms_sim.hydro.environment import Seafloor
+    from uvms_sim.model.system import Seabed
+    from uvms_sim.viz.scene import world_planes
+
+    system = load(CONFIG / "bluerov2_heavy.yaml")
+    kinds = [(p.kind, p.point[2]) for p in world_planes(system)]
+    assert kinds == [("surface", 0.0), ("seabed", -20.0)]
+    env = replace(system.environment, seafloor=Seafloor(30.0, (0.1, 0.0)))  # deeper to the north
+    sloped = replace(system, environment=env, seabeds=(Seabed(20.0, ()), Seabed(20.0, ())))
+    planes = world_planes(sloped)
+    assert [p.kind for p in planes] == ["surface", "seabed", "seabed"]
+    assert planes[2].height(0.0, 10.0) == pytest.approx(-31.0)  # 10 m north (ENU y): 1 m deeper
+    assert planes[2].height(10.0, 0.0) == pytest.approx(-30.0) and planes[2].normal[2] > 0.99
+
+
+def _connects(host: str, port: int) -> bool:
+    import socket
+
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+        return True
+    except OSError:
+        return False
+
+
+def test_the_browser_view_listens_on_loopback_unless_told_otherwise():
+    """By default the page, its data stream and Rerun's own gRPC server listen on 127.0.0.1
+    only: a client addressing this machine by another address (127.0.0.2, also the loopback
+    interface but not the bound address) is refused. ``bind`` moves both ports to another
+    address (the old one refuses), and ``0.0.0.0`` opens them on every interface (and says so)."""
+    from net_helpers import free_tcp_port_pair
+
+    from uvms_sim.viz.rerun_view import RerunView
+    from uvms_sim.viz.web_front import own_listening_tcp
+
+    system = load(CONFIG / "bluerov2.yaml")
+    before = own_listening_tcp()
+    port = free_tcp_port_pair()
+    view = RerunView(system, web_port=port)
+    try:
+        opened = own_listening_tcp() - before
+        assert {a for a, _ in opened} == {"127.0.0.1"} and len(opened) == 3, opened  # page, stream, Rerun
+        assert {("127.0.0.1", port), ("127.0.0.1", port + 1)} <= opened
+        assert view.page.startswith(
+            f"http://127.0.0.1:{port}/?url=rerun%2Bhttp%3A%2F%2F127.0.0.1%3A{port + 1}"
+        )
+        assert view.exposure == ""
+        assert _connects("127.0.0.1", port) and _connects("127.0.0.1", port + 1)
+        assert not _connects("127.0.0.2", port) and not _connects("127.0.0.2", port + 1)
+    finally:
+        view.close()
+    for bind, reach, refused in (("127.0.0.2", "127.0.0.2", "127.0.0.1"), ("0.0.0.0", "127.0.0.3", None)):
+        port = free_tcp_port_pair()
+        view = RerunView(system, web_port=port, bind=bind)
+        try:
+            assert _connects(reach, port) and _connects(reach, port + 1)
+            if refused:
+                assert not _connects(refused, port) and view.page.startswith(f"http://{bind}:{port}/")
+            else:
+                assert "every network interface" in view.exposure and str(port) in view.exposure
+        finally:
+            view.close()
+
+
+def _node_error(*params: str) -> str:
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", "ardusub_frame:=none"]
+    for p in params:
+        cmd += ["-p", p]
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
+    line = out.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line, line
+    return line
+
+
+def test_a_taken_port_or_a_bad_bind_is_a_one_line_error():
+    """Another process holding the page's port, or only the next one (the data stream), or an
+    address that is not an IP, or an unknown camera: the node stops at once with one line
+    naming it (exit 2), never a traceback and never an address served by someone else."""
+    import socket
+
+    from net_helpers import free_tcp_port_pair
+
+    port = free_tcp_port_pair()
+    for taken, what in ((port, "the page"), (port + 1, "its data stream")):
+        with socket.socket() as other:
+            other.bind(("127.0.0.1", taken))
+            other.listen()
+            line = _node_error(f"web_view_port:={port}")
+            assert line == (
+                f"simulator: error: browser view: cannot listen on 127.0.0.1 port {taken} ({what}): "
+                "in use by another process"
+            ), line
+    line = _node_error(f"web_view_port:={port}", "web_view_bind:=my-laptop")
+    assert line.startswith("simulator: error: browser view: bind address 'my-laptop': expected an IP address")
+    line = _node_error("web_view_camera:=top")
+    assert line == "simulator: error: browser view: camera 'top': expected world or vehicle", line
+
+
+def test_the_demo_refuses_a_bad_view_bind(capsys):
+    from uvms_sim.demo import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--view", "9090", "--view-bind", "every"])
+    assert "--view-bind: browser view: bind address 'every'" in str(stop.value)
 
 
 def test_the_browser_view_shows_the_vehicle_in_a_real_browser(tmp_path):
