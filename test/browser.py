@@ -85,3 +85,17 @@ def viewer_time_ranges(driver) -> dict[str, tuple[int, int]]:
             if isinstance(name, bytes) and name and 2 in span:
                 ranges[name.decode()] = (int(span.get(1, 0)), int(span[2]))
     return ranges
+
+
+def viewer_views(driver) -> list[tuple[str, str, bool]]:
+    """The views of the page's current blueprint as (name, class, visible), from the same
+    state (``GetViewerStateResponse.views`` = 5: name 3, class 2, visible 5)."""
+    raw = driver.execute_script("return window._handle ? Array.from(window._handle.viewer_state()) : null")
+    views = []
+    for field, view in _fields(bytes(raw or [])):
+        if field == 5 and isinstance(view, bytes):
+            parts = dict(_fields(view))
+            name, kind = parts.get(3, b""), parts.get(2, b"")
+            if isinstance(name, bytes) and isinstance(kind, bytes):
+                views.append((name.decode(), kind.decode(), bool(parts.get(5, 0))))
+    return views

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 from transforms3d.euler import euler2mat
 
+from ..log import logger
 from ..loop import Cadence
 from ..model.naming import tf_names
 from ..model.system import System
@@ -357,7 +358,13 @@ class RerunView:
             rec.log("world/water_surface", mesh)
 
     def close(self) -> None:
-        self.rec.flush()
+        """Send what is pending (a recording: all of it; served: at most 2 s more), then close
+        the file or the ports."""
+        try:
+            self.rec.flush(timeout_sec=2.0 if self.front is not None else 1e38)
+        except Exception as exc:  # a browser that stopped reading: nothing more to give it
+            logger.debug(f"browser view: flush at close: {exc}")
         self.rec.disconnect()
         if self.front is not None:
             self.front.close()
+            self.front = None

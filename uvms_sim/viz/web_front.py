@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import functools
 import ipaddress
 import os
@@ -175,7 +176,7 @@ def listening_socket(host: str, port: int, what: str) -> socket.socket:
         sock.setblocking(False)
     except OSError as exc:
         sock.close()
-        why = "in use by another process" if exc.errno == 98 else exc.strerror or str(exc)
+        why = "in use by another process" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
         raise ServeError(f"browser view: cannot listen on {host} port {port} ({what}): {why}") from None
     return sock
 
