@@ -389,9 +389,10 @@ class SimulatorNode(Node):
             self.stop_event.set()
             if self.thread.is_alive() and threading.current_thread() is not self.thread:
                 self.thread.join(timeout=5.0)
-        if getattr(self, "view", None) is not None:  # its ports close with the node
-            self.view.close()
+        view = getattr(self, "view", None)
+        if view is not None:  # its ports close with the node
             self.view = None
+            view.close()
         super().destroy_node()
 
     def apply_voltage(self, volts: float) -> None:
