@@ -30,3 +30,72 @@ def headless_chromium(page: str, profile: Path | None = None):
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
     driver.get(page)
     return driver
+
+
+def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
+    """The (field number, value) pairs of one protobuf message (varints and length-delimited
+    fields; fixed-width ones are skipped)."""
+    out: list[tuple[int, int | bytes]] = []
+    i = 0
+
+    def varint() -> int:
+        nonlocal i
+        value = shift = 0
+        while True:
+            byte = data[i]
+            i += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+    while i < len(data):
+        key = varint()
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            out.append((field, varint()))
+        elif wire == 2:
+            n = varint()
+            out.append((field, data[i : i + n]))
+            i += n
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        else:
+            raise ValueError(f"protobuf wire type {wire}")
+    return out
+
+
+def viewer_time_ranges(driver) -> dict[str, tuple[int, int]]:
+    """What the Rerun viewer in the page has taken in so far: each timeline of its recordings
+    with the (first, last) time it holds (ns for temporal timelines), from the viewer's own
+    state (``window._handle.viewer_state()``: Rerun's Viewer Control ``GetViewerStateResponse``:
+    recordings = 3, their timelines = 2, a timeline's name = 1.1 and range = 3 (start 1, end 2)).
+    Empty before the page has started the viewer or received a recording."""
+    raw = driver.execute_script("return window._handle ? Array.from(window._handle.viewer_state()) : null")
+    ranges: dict[str, tuple[int, int]] = {}
+    for field, recording in _fields(bytes(raw or [])):
+        if field != 3 or not isinstance(recording, bytes):
+            continue
+        for f, timeline in _fields(recording):
+            if f != 2 or not isinstance(timeline, bytes):
+                continue
+            parts = dict(_fields(timeline))
+            name = dict(_fields(parts.get(1, b""))).get(1, b"")  # type: ignore[arg-type]
+            span = dict(_fields(parts.get(3, b"")))  # type: ignore[arg-type]
+            if isinstance(name, bytes) and name and 2 in span:
+                ranges[name.decode()] = (int(span.get(1, 0)), int(span[2]))
+    return ranges
+
+
+def viewer_views(driver) -> list[tuple[str, str, bool]]:
+    """The views of the page's current blueprint as (name, class, visible), from the same
+    state (``GetViewerStateResponse.views`` = 5: name 3, class 2, visible 5)."""
+    raw = driver.execute_script("return window._handle ? Array.from(window._handle.viewer_state()) : null")
+    views = []
+    for field, view in _fields(bytes(raw or [])):
+        if field == 5 and isinstance(view, bytes):
+            parts = dict(_fields(view))
+            name, kind = parts.get(3, b""), parts.get(2, b"")
+            if isinstance(name, bytes) and isinstance(kind, bytes):
+                views.append((name.decode(), kind.decode(), bool(parts.get(5, 0))))
+    return views

@@ -26,6 +26,8 @@ from uvms_sim.simulator import Simulator
 from uvms_sim.viz.scene import ARROW_SCALE
 
 ROOT = Path(__file__).resolve().parents[1]
+BROWSER_WAIT = 240.0  # s: for the page's 43 MB of WebAssembly to compile and draw (a loaded machine)
+LIVE_LAG = 5.0  # s: how far behind the simulation the viewer may be (it was 15-24 s before batching)
 CONFIG = ROOT / "config"
 DESCRIPTIONS = [
     *sorted(p for p in CONFIG.glob("*.yaml") if not p.stem.endswith("_node")),
@@ -190,17 +192,18 @@ def test_the_rviz_configuration_shows_the_robot_tf_odometry_and_markers():
 def test_a_recording_of_the_view_reads_back_with_rerun(tmp_path):
     """A ``.rrd`` recording (``RerunView(save=...)``) read back with Rerun's own reader holds
     every link's pose at each logged instant, equal to the simulator's (ENU), the thrust arrows
-    and the plots."""
+    and plots, the vehicle's trail along the poses it passed through, and the world's planes:
+    the water surface at z = 0 and the Heavy's seafloor (``environment.seafloor``) 20 m down."""
     import rerun as rr
 
-    from uvms_sim.viz.rerun_view import RerunView
+    from uvms_sim.viz.rerun_view import TRAIL_STEP, RerunView
 
     system = load(CONFIG / "bluerov2_heavy.yaml")
     sim = Simulator.from_system(system)
     view = RerunView(system, save=tmp_path / "dive.rrd", rate=10.0)
-    sim.thrusters.set_motor_pwm(np.full(8, 1650.0))
+    sim.thrusters.set_motor_pwm(np.array([1700.0, 1700.0, 1300.0, 1300.0, 1500.0, 1500.0, 1500.0, 1500.0]))
     poses = {}
-    for _ in range(200):
+    for _ in range(300):
         sim.step(0.01)
         if view.update(sim.state.t, sim.state.q, sim.thrusters.thrust):
             poses[round(sim.state.t, 6)] = np.array([sim.state.q[1], sim.state.q[0], -sim.state.q[2]])
@@ -211,50 +214,199 @@ def test_a_recording_of_the_view_reads_back_with_rerun(tmp_path):
         "/world/base_link_frd",
         "/world/thrust",
         "/plots/depth/bluerov2_heavy",
-        "/world/water_surface",
-    } <= paths
+        "/plots/thrust",
+        "/world/scene/surface_0",
+        "/world/scene/surface_0/grid",
+        "/world/scene/seabed_0",
+        "/world/trail/bluerov2_heavy/live",
+    } <= paths, sorted(paths)
+
+    def column(path: str, name: str, static: bool = False) -> list:
+        out = []
+        for c in chunks:
+            if str(c.entity_path) == path and c.is_static == static:
+                batch = c.to_record_batch()
+                times = batch.column("sim").to_pylist() if not static else [None] * batch.num_rows
+                out += list(zip(times, batch.column(name).to_pylist(), strict=True))
+        return out
+
     logged = {}
-    for c in chunks:
-        if str(c.entity_path) == "/world/base_link_frd" and not c.is_static:
-            batch = c.to_record_batch()
-            times = batch.column("sim").to_pylist()
-            translations = batch.column("Transform3D:translation").to_pylist()
-            for t, xyz in zip(times, translations, strict=True):
-                logged[round(t.total_seconds() if hasattr(t, "total_seconds") else t * 1e-9, 6)] = np.array(
-                    xyz[0]
-                )
-    assert len(logged) == len(poses) == 20
+    for t, xyz in column("/world/base_link_frd", "Transform3D:translation"):
+        logged[round(t.total_seconds() if hasattr(t, "total_seconds") else t * 1e-9, 6)] = np.array(xyz[0])
+    assert len(logged) == len(poses) == 30
     for t, xyz in poses.items():
         np.testing.assert_allclose(logged[t], xyz, atol=1e-5)
+    # the planes: vertices of the surface at z = 0, of the seafloor at z = -20 (flat)
+    surface = np.array(column("/world/scene/surface_0", "Mesh3D:vertex_positions", static=True)[-1][1])
+    seabed = np.array(column("/world/scene/seabed_0", "Mesh3D:vertex_positions", static=True)[-1][1])
+    np.testing.assert_allclose(surface[:, 2], 0.0) and np.testing.assert_allclose(seabed[:, 2], -20.0)
+    # the trail's last piece: places TRAIL_STEP apart at least, each within a step of the path
+    strip = np.array(column("/world/trail/bluerov2_heavy/live", "LineStrips3D:strips")[-1][1][0])
+    path = np.array(list(poses.values()))
+    assert len(strip) >= 2 and np.all(np.linalg.norm(np.diff(strip, axis=0), axis=1) >= TRAIL_STEP - 1e-9)
+    assert max(np.min(np.linalg.norm(path - p, axis=1)) for p in strip) < 0.2
+
+
+def test_the_world_planes_come_from_the_description(tmp_path):
+    """``world_planes``: the free surface, each contact seabed and the seafloor (sloped as the
+    description says, its normal up), listed once when a seabed and the seafloor coincide."""
+    from dataclasses import replace
+
+    from uvms_sim.hydro.environment import Seafloor
+    from uvms_sim.model.system import Seabed
+    from uvms_sim.viz.scene import world_planes
+
+    system = load(CONFIG / "bluerov2_heavy.yaml")
+    kinds = [(p.kind, p.point[2]) for p in world_planes(system)]
+    assert kinds == [("surface", 0.0), ("seabed", -20.0)]
+    env = replace(system.environment, seafloor=Seafloor(30.0, (0.1, 0.0)))  # deeper to the north
+    sloped = replace(system, environment=env, seabeds=(Seabed(20.0, ()), Seabed(20.0, ())))
+    planes = world_planes(sloped)
+    assert [p.kind for p in planes] == ["surface", "seabed", "seabed"]
+    assert planes[2].height(0.0, 10.0) == pytest.approx(-31.0)  # 10 m north (ENU y): 1 m deeper
+    assert planes[2].height(10.0, 0.0) == pytest.approx(-30.0) and planes[2].normal[2] > 0.99
+
+
+def _connects(host: str, port: int) -> bool:
+    import socket
+
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+        return True
+    except OSError:
+        return False
+
+
+def test_the_browser_view_listens_on_loopback_unless_told_otherwise():
+    """By default the page, its data stream and Rerun's own gRPC server listen on 127.0.0.1
+    only: a client addressing this machine by another address (127.0.0.2, also the loopback
+    interface but not the bound address) is refused. ``bind`` moves both ports to another
+    address (the old one refuses), and ``0.0.0.0`` opens them on every interface (and says so)."""
+    from net_helpers import free_tcp_port_pair
+
+    from uvms_sim.viz.rerun_view import RerunView
+    from uvms_sim.viz.web_front import own_listening_tcp
+
+    system = load(CONFIG / "bluerov2.yaml")
+    before = own_listening_tcp()
+    port = free_tcp_port_pair()
+    view = RerunView(system, web_port=port)
+    try:
+        opened = own_listening_tcp() - before
+        assert {a for a, _ in opened} == {"127.0.0.1"} and len(opened) == 3, opened  # page, stream, Rerun
+        assert {("127.0.0.1", port), ("127.0.0.1", port + 1)} <= opened
+        assert view.page.startswith(
+            f"http://127.0.0.1:{port}/?url=rerun%2Bhttp%3A%2F%2F127.0.0.1%3A{port + 1}"
+        )
+        assert view.exposure == ""
+        assert _connects("127.0.0.1", port) and _connects("127.0.0.1", port + 1)
+        assert not _connects("127.0.0.2", port) and not _connects("127.0.0.2", port + 1)
+    finally:
+        view.close()
+    for bind, reach, refused in (("127.0.0.2", "127.0.0.2", "127.0.0.1"), ("0.0.0.0", "127.0.0.3", None)):
+        port = free_tcp_port_pair()
+        view = RerunView(system, web_port=port, bind=bind)
+        try:
+            assert _connects(reach, port) and _connects(reach, port + 1)
+            if refused:
+                assert not _connects(refused, port) and view.page.startswith(f"http://{bind}:{port}/")
+            else:
+                assert "every network interface" in view.exposure and str(port) in view.exposure
+        finally:
+            view.close()
+
+
+def _node_error(*params: str) -> str:
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", "ardusub_frame:=none"]
+    for p in params:
+        cmd += ["-p", p]
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
+    line = out.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line, line
+    return line
+
+
+def test_a_taken_port_or_a_bad_bind_is_a_one_line_error():
+    """Another process holding the page's port, or only the next one (the data stream), or an
+    address that is not an IP, or an unknown camera: the node stops at once with one line
+    naming it (exit 2), never a traceback and never an address served by someone else."""
+    import socket
+
+    from net_helpers import free_tcp_port_pair
+
+    port = free_tcp_port_pair()
+    for taken, what in ((port, "the page"), (port + 1, "its data stream")):
+        with socket.socket() as other:
+            other.bind(("127.0.0.1", taken))
+            other.listen()
+            line = _node_error(f"web_view_port:={port}")
+            assert line == (
+                f"simulator: error: browser view: cannot listen on 127.0.0.1 port {taken} ({what}): "
+                "in use by another process"
+            ), line
+    line = _node_error(f"web_view_port:={port}", "web_view_bind:=my-laptop")
+    assert line.startswith("simulator: error: browser view: bind address 'my-laptop': expected an IP address")
+    line = _node_error("web_view_camera:=top")
+    assert line == "simulator: error: browser view: camera 'top': expected world or vehicle", line
+
+
+def test_the_demo_refuses_a_bad_view_bind(capsys):
+    from uvms_sim.demo import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--view", "9090", "--view-bind", "every"])
+    assert "--view-bind: browser view: bind address 'every'" in str(stop.value)
 
 
 def test_the_browser_view_shows_the_vehicle_in_a_real_browser(tmp_path):
     """The node with ``web_view_port`` serves Rerun's web viewer from this machine (no internet);
     a real headless Chromium loads the page, the viewer connects to the node's stream, and a
-    screenshot shows the orange hull (counted by its pixels) beside the depth and thrust plots.
+    screenshot shows the orange hull beside the depth and thrust plots, in the world-fixed view
+    (the vehicle-fixed one is the other tab); driven forward, the vehicle leaves its yellow
+    trail; the newest simulated time the viewer holds is within LIVE_LAG of the node's.
     The screenshot is kept in docs/images when UVMS_SIM_SCREENSHOT is set."""
     import os
 
-    from browser import headless_chromium
+    from browser import headless_chromium, viewer_time_ranges, viewer_views
     from net_helpers import free_tcp_port_pair
     from PIL import Image
 
+    def pixels(shot: Path, rgb_range) -> int:
+        rgb = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+        (r0, r1), (g0, g1), (b0, b1) = rgb_range
+        mask = (rgb[..., 0] >= r0) & (rgb[..., 0] <= r1) & (rgb[..., 1] >= g0) & (rgb[..., 1] <= g1)
+        return int((mask & (rgb[..., 2] >= b0) & (rgb[..., 2] <= b1)).sum())
+
+    orange, yellow = ((151, 255), (61, 149), (0, 59)), ((200, 255), (160, 230), (0, 90))
     port = free_tcp_port_pair()
-    with simulator(web_view_port=port, real_time_factor=1.0, ardusub_frame="none") as (sim, _user, _executor):
+    with simulator(web_view_port=port, real_time_factor=1.0, ardusub_frame="none", command_timeout=5.0) as (
+        sim,
+        user,
+        executor,
+    ):
         assert sim.view is not None and f"browser view at {sim.view.page}" in sim.summary()
-        browser = headless_chromium(sim.view.page, tmp_path / "profile")
+        pwm = user.create_publisher(UInt16MultiArray, "thrusters/pwm", 10)
+        browser = headless_chromium(f"http://127.0.0.1:{port}/", tmp_path / "profile")
+        browser.command_executor._client_config.timeout = 600  # a loaded machine compiles slowly
         try:
             shot = tmp_path / "view.png"
-            hull = 0
-            for _ in range(12):  # the viewer's wasm loads, connects and draws within seconds
-                time.sleep(2.5)
+            hull = trail = 0
+            end = time.monotonic() + BROWSER_WAIT
+            while time.monotonic() < end and not (hull > 300 and trail > 50):
+                pwm.publish(UInt16MultiArray(data=[1300, 1300, 1700, 1700, 1500, 1500]))  # forward: a trail
+                spin_until(executor, lambda: False, timeout=2.0)
                 browser.save_screenshot(str(shot))
-                rgb = np.asarray(Image.open(shot).convert("RGB")).astype(int)
-                orange = (rgb[..., 0] > 150) & (rgb[..., 1] > 60) & (rgb[..., 1] < 150) & (rgb[..., 2] < 60)
-                hull = int(orange.sum())
-                if hull > 500:
-                    break
-            assert hull > 500, f"{hull} orange pixels in {shot}"
+                hull, trail = pixels(shot, orange), pixels(shot, yellow)
+            assert hull > 300 and trail > 50, f"{hull} orange, {trail} yellow pixels in {shot}"
+            views = {name: (kind, visible) for name, kind, visible in viewer_views(browser)}
+            assert views["world"] == ("3D", True) and views["vehicle"] == ("3D", False), views
+            shown = viewer_time_ranges(browser)["sim"][1] * 1e-9
+            lag = sim.sim.state.t - shown
+            assert lag < LIVE_LAG, f"the viewer is {lag:.1f} s behind the simulation"
             if os.environ.get("UVMS_SIM_SCREENSHOT"):
                 shutil.copy(shot, ROOT / "docs" / "images" / "browser_view.png")
         finally:

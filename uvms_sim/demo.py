@@ -29,6 +29,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
 from std_msgs.msg import Float64
 from transforms3d.euler import quat2euler
 
+from .viz.web_front import check_bind
+
 DIVE_DEPTH = 2.0  # m
 START_DEPTH = 0.3  # m
 FORWARD_STICK = 1620  # us: about 0.7 m/s
@@ -109,14 +111,22 @@ class Pilot:
         return int(1500 - max(-300.0, min(300.0, YAW_GAIN * err)))  # ArduSub yaw + = turn right
 
 
-def run(rtf: float, leg: float, out_dir: Path, view: int = 0) -> dict:
+def run(
+    rtf: float,
+    leg: float,
+    out_dir: Path,
+    view: int = 0,
+    view_bind: str = "127.0.0.1",
+    view_camera: str = "world",
+) -> dict:
     import subprocess
     import sys
 
     sim_cmd = [
         sys.executable, "-m", "uvms_sim.ros.node", "--ros-args",
         "-p", "description:=bluerov2_heavy", "-p", "use_sim_time:=true", "-p", f"real_time_factor:={rtf}",
-        "-p", f"web_view_port:={view}",
+        "-p", f"web_view_port:={view}", "-p", f"web_view_bind:={view_bind}",
+        "-p", f"web_view_camera:={view_camera}",
     ]  # fmt: skip
     if view:
         print(f"browser view on port {view}: open the address in the simulator's first log line")
@@ -130,9 +140,16 @@ def run(rtf: float, leg: float, out_dir: Path, view: int = 0) -> dict:
     leg_depths: list = []
     wall0, sim_start = time.monotonic(), 0.0
     try:
-        assert pilot.spin_until(
-            lambda: pilot.state is not None and pilot.pose is not None and pilot.track, 60.0
+        up = pilot.spin_until(
+            lambda: (
+                simulator.poll() is not None
+                or (pilot.state is not None and pilot.pose is not None and pilot.track)
+            ),
+            60.0,
         )
+        if simulator.poll() is not None:  # it said why (a taken port, a bad option) on its stderr
+            raise SystemExit(f"uvms-sim demo: error: the simulator stopped (exit {simulator.returncode})")
+        assert up, "no state from the simulator in 60 s"
         wall0, sim_start = time.monotonic(), pilot.now()
         start = PoseStamped()
         start.pose.position.z = -START_DEPTH
@@ -251,6 +268,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         metavar="PORT",
         help="serve the browser view on this port (e.g. 9090; its stream on PORT+1); best with --rtf 1",
     )
+    parser.add_argument(
+        "--view-bind",
+        default="127.0.0.1",
+        metavar="ADDRESS",
+        help="the address the browser view listens on (default 127.0.0.1: this machine only; "
+        "0.0.0.0: every network interface, anyone who reaches this machine can watch)",
+    )
+    parser.add_argument(
+        "--view-camera",
+        default="world",
+        choices=("world", "vehicle"),
+        help="the 3D view shown first: fixed in the world (default) or fixed to the vehicle",
+    )
     return parser
 
 
@@ -258,7 +288,11 @@ def report(args: argparse.Namespace) -> None:
     """Run the demo and print its report."""
     if not 0 <= args.view <= 65534:
         raise SystemExit(f"uvms-sim demo: error: --view {args.view}: a port in 1-65534 (0: off)")
-    r = run(args.rtf, args.leg, args.out, args.view)
+    try:
+        check_bind(args.view_bind)
+    except ValueError as exc:
+        raise SystemExit(f"uvms-sim demo: error: --view-bind: {exc}") from None
+    r = run(args.rtf, args.leg, args.out, args.view, args.view_bind, args.view_camera)
     print("uvms_sim demo report (BlueROV2 through MAVROS topics: ALT_HOLD, arm, dive, square, surface)")
     rtf = r["real_time_factor"]
     print(f"  simulated {r['sim_time']:.1f} s in {r['wall_time']:.1f} s wall: real-time factor {rtf:.2f}")

@@ -39,7 +39,11 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   readings on the same topics.
 - ``web_view_port`` (0: off; e.g. 9090): the browser view (``uvms_sim.viz.rerun_view``): Rerun's
   web viewer served on this port (its data stream on the next one), at most ``web_view_rate``
-  (Hz, 30) frames per simulated and per wall-clock second; the address is logged at start.
+  (Hz, 30) frames per simulated second and 15 per wall-clock second; the address is logged at
+  start. ``web_view_bind`` (``127.0.0.1``: this machine only) is the address both ports listen
+  on (``0.0.0.0``: every network interface, so anyone who reaches this machine sees the
+  simulation: docs/views.md); ``web_view_camera`` (``world``) is the 3D view shown first:
+  ``world`` (fixed in the world) or ``vehicle`` (fixed to the first vehicle).
 - ``sitl_port`` (0: off; ArduPilot's is 9002), ``sitl_bind`` (``127.0.0.1``): be the physics
   of a real ArduSub SITL (``uvms_sim.hil.sitl_json``): the simulation then steps in lock-step
   with SITL's frames (``SimulationLoop.run_lockstep``: its own pacing, pause/step, command
@@ -117,6 +121,7 @@ from ..sensors import current_accelerations
 from ..sensors.estimator import Estimator
 from ..sensors.suite import SensorSuite
 from ..simulator import Simulator
+from ..viz.web_front import ServeError
 from . import messages
 from .parameters import PARAMETERS, check_parameter
 from .scene import Scene
@@ -232,11 +237,17 @@ class SimulatorNode(Node):
         marker_rate = float(get("marker_rate"))
         self.marker_cadence = Cadence(1.0 / marker_rate, 1.0 / MARKER_WALL_RATE) if marker_rate else None
         self.view = None
-        if int(get("web_view_port")):
-            from ..viz.rerun_view import RerunView
+        from ..viz.rerun_view import RerunView, check_camera
+        from ..viz.web_front import check_bind
 
+        check_bind(get("web_view_bind")), check_camera(get("web_view_camera"))  # also when off
+        if int(get("web_view_port")):
             self.view = RerunView(
-                self.system, web_port=int(get("web_view_port")), rate=float(get("web_view_rate"))
+                self.system,
+                web_port=int(get("web_view_port")),
+                rate=float(get("web_view_rate")),
+                bind=get("web_view_bind"),
+                camera=get("web_view_camera"),
             )
 
     def _interfaces(self, joint_wrenches: bool) -> None:
@@ -349,7 +360,7 @@ class SimulatorNode(Node):
             vehicles.append(f"{io.frames.name} ({len(io.thrusters)} thrusters, {driver})")
         r = self.rates
         world = f"{self.world_frame} -> " if self.world_frame else ""
-        view = f"; browser view at {self.view.page}" if self.view is not None else ""
+        view = f"; browser view at {self.view.page}{self.view.exposure}" if self.view is not None else ""
         clock = f"simulated time (/clock at {r['clock_rate']:g} Hz)" if self.sim_time else "wall-clock time"
         rtf = self.loop.real_time_factor
         pace = "as fast as possible" if rtf == 0 else f"real-time factor {rtf:g}"
@@ -378,6 +389,10 @@ class SimulatorNode(Node):
             self.stop_event.set()
             if self.thread.is_alive() and threading.current_thread() is not self.thread:
                 self.thread.join(timeout=5.0)
+        view = getattr(self, "view", None)
+        if view is not None:  # its ports close with the node
+            self.view = None
+            view.close()
         super().destroy_node()
 
     def apply_voltage(self, volts: float) -> None:
@@ -658,7 +673,9 @@ def main(args: list[str] | None = None) -> None:
         except Exception as exc:
             if not rclpy.ok():  # Ctrl-C while starting: the context was shut down under it
                 code = 130
-            elif isinstance(exc, ConfigError | ValueError):  # a bad description or parameter
+            elif isinstance(
+                exc, ConfigError | ValueError | ServeError
+            ):  # a bad description, parameter or port
                 print(f"simulator: error: {exc}", file=sys.stderr)
                 code = 2
             else:

@@ -30,6 +30,8 @@ PARAMETERS = {
     "sensor_seed": 0,
     "web_view_port": 0,
     "web_view_rate": 30.0,
+    "web_view_bind": "127.0.0.1",
+    "web_view_camera": "world",
 }
 
 

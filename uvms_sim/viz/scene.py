@@ -1,7 +1,7 @@
 """What every view draws, computed once per frame from the simulator's state: the world pose of
 each link and each thruster's thrust as an arrow, in the ROS world frame (``odom``: ENU, z up),
-and the fixed scene (the water surface, the seabeds) — used by the RViz markers
-(``ros.scene``) and the browser view (``viz.rerun_view``) alike.
+and the fixed scene (the water surface, the seabeds: ``world_planes``) — used by the RViz
+markers (``ros.scene``) and the browser view (``viz.rerun_view``) alike.
 """
 
 from __future__ import annotations
@@ -16,6 +16,42 @@ from ..model.system import System
 
 ARROW_SCALE = 0.02  # m of arrow per newton of thrust (a T200 at full forward: 1 m)
 SURFACE_HALF_SIZE = 3.0  # m: the drawn patch of water surface and seabed around the origin
+
+
+@dataclass(frozen=True)
+class Plane:
+    """A plane of the world that the views draw: ``kind`` ``"surface"`` (the free surface) or
+    ``"seabed"``, through ``point`` with the unit ``normal`` pointing up (both world ENU)."""
+
+    kind: str
+    point: np.ndarray
+    normal: np.ndarray
+
+    def height(self, x: float, y: float) -> float:
+        """The plane's ENU z above the point (x, y)."""
+        n, p = self.normal, self.point
+        return float(p[2] - (n[0] * (x - p[0]) + n[1] * (y - p[1])) / n[2])
+
+
+def world_planes(system: System) -> list[Plane]:
+    """The world's planes a description declares: the free surface (``environment.surface``),
+    each contact seabed (``contacts``: horizontal) and the seafloor the acoustic sensors see
+    (``environment.seafloor``, which may slope); a seabed that coincides with one already
+    listed is listed once."""
+    env = system.environment
+    up = np.array([0.0, 0.0, 1.0])
+    planes = [] if env.surface is None else [Plane("surface", np.array([0.0, 0.0, -float(env.surface)]), up)]
+    seabeds = [Plane("seabed", np.array([0.0, 0.0, -float(sb.depth)]), up) for sb in system.seabeds]
+    if env.seafloor is not None:  # NED z = depth + s0 x + s1 y; its upward normal in ENU
+        n = NED_TO_ENU @ env.seafloor.normal
+        seabeds.append(Plane("seabed", np.array([0.0, 0.0, -float(env.seafloor.depth)]), n))
+    for plane in seabeds:
+        if not any(
+            np.allclose(plane.normal, q.normal, atol=1e-9) and abs(plane.point[2] - q.point[2]) < 1e-3
+            for q in planes
+        ):
+            planes.append(plane)
+    return planes
 
 
 @dataclass
