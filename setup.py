@@ -27,6 +27,7 @@ RUNTIME = [
     "matplotlib>=3.8",
     "rerun-sdk>=0.41,<0.42",  # the browser view (its web viewer ships in the wheel)
     "gymnasium>=1.0",  # uvms_sim.gym
+    "pygeomag>=1.1,<2",  # the World Magnetic Model (WMM2025) for the HIL compass
 ]
 ROS_WHEELS = [
     "ros-rclpy[fastrtps]>=9.1",
