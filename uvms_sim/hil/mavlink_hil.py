@@ -189,7 +189,8 @@ class MavlinkHil:
         self.ignored: dict[int, int] = {}
         self.autopilot: int | None = None  # the MAVLink system id whose outputs are applied
         self.autopilot_address = None  # its UDP address, the only one the sensors go to
-        self.answered = 0  # actuator messages since the last sensors sent (lock-step)
+        self.sent = 0  # time_usec of the last HIL_SENSOR
+        self.answered = 0  # the latest time_usec of PX4's answers (its clock when it answered)
         self.lockstep_peer = False  # the autopilot said it runs lock-step (flags bit 0)
         self.armed = False
         self.sessions = 0
@@ -243,7 +244,6 @@ class MavlinkHil:
                 applied += self._controls(msg)
             elif kind == "COMMAND_LONG":
                 self._command(msg)
-        self.answered += applied
         return applied
 
     def _controls(self, msg) -> int:
@@ -253,6 +253,7 @@ class MavlinkHil:
             self.throttle.warn("nan", "HIL_ACTUATOR_CONTROLS with non-finite controls dropped")
             return 0
         self.received["HIL_ACTUATOR_CONTROLS"] += 1
+        self.answered = max(self.answered, int(msg.time_usec))
         self.lockstep_peer = bool(msg.flags & LOCKSTEP_FLAG)
         self.armed = bool(msg.mode & MAV_MODE_FLAG_SAFETY_ARMED)
         used = controls[[m - 1 for m in self.motors]]
@@ -306,7 +307,7 @@ class MavlinkHil:
         if self.state_period and t >= self.state_next - 1e-9:
             self.state_next = t + self.state_period
             self.send_state(t_us)
-        self.answered = 0
+        self.sent = t_us
 
     def send_state(self, t_us: int) -> None:
         """HIL_STATE_QUATERNION: the ground truth (PX4 SITL logs it as such)."""
@@ -341,21 +342,23 @@ class MavlinkHil:
         self.sim.reset(q0, v0)
         self.bank.set_pwm(np.full(len(self.bank), 1500.0))
         self.sensors.reset()
-        self.steps, self.state_next, self.answered = 0, 0.0, 0
+        self.steps, self.state_next, self.answered, self.sent = 0, 0.0, 0, 0
         self.autopilot, self.received = None, dict.fromkeys(ACTUATORS, 0)
 
     def wait_for_answer(self, timeout: float = 1.0) -> bool:
-        """Lock-step: wait until PX4 has answered the last sensors (one actuator message);
-        False if the connection dropped. Warns (throttled) every ``timeout`` s of silence."""
-        t0 = time.monotonic()
-        while self.answered == 0:
+        """Lock-step: wait until PX4 has answered the last sensors: an actuator message stamped
+        with PX4's clock, which the last HIL_SENSOR set (answers to older sensors, a backlog,
+        do not count). False if the connection dropped; warns (throttled) after ``timeout`` s
+        of silence."""
+        t0 = last = time.monotonic()
+        while self.answered < self.sent:
             if not self.link.connected or self.stop:
                 return False
-            if self.poll(timeout) == 0 and time.monotonic() - t0 > timeout:
+            if self.poll(timeout) == 0 and time.monotonic() - last > timeout:
                 self.throttle.warn(
                     "silent", f"waiting for PX4's answer to HIL_SENSOR at t = {self.sim.state.t:.3f} s"
                 )
-                t0 = time.monotonic()
+                last = time.monotonic()
         self.waits += time.monotonic() - t0
         return True
 
@@ -383,8 +386,9 @@ class MavlinkHil:
             if self.received["HIL_ACTUATOR_CONTROLS"] and not self.wait_for_answer():
                 continue
             self.poll()
-            if speed > 0.0:  # never faster than speed x real time (before PX4's first answer too)
-                delay = t0_wall + (self.sim.state.t - t0_sim) / speed - time.monotonic()
+            pace = speed if self.received["HIL_ACTUATOR_CONTROLS"] else (speed or 1.0)
+            if pace > 0.0:  # at most speed x real time; until PX4's first answer at most real time
+                delay = t0_wall + (self.sim.state.t - t0_sim) / pace - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
         return True

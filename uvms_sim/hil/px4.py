@@ -8,7 +8,7 @@ Pressure. PX4 has no water-pressure path: ``simulator_mavlink`` (SITL) and ``mav
 International Standard Atmosphere, ``h = ((p / p0)^(-a R / g) - 1) T0 / a`` with
 ``p0 = SENS_BARO_QNH`` (default 1013.25 hPa), ``T0 = 288.15 K``, ``a = -6.5 K/km``,
 ``R = 287.1 J/(kg K)`` and ``g = 9.80665 m/s^2``. Sent as water pressure, 1 m of depth (9.8 kPa)
-reads as about -815 m of altitude. The bridge therefore sends the air pressure at which that
+reads as -786 m of altitude. The bridge therefore sends the air pressure at which that
 formula gives the altitude ``home_alt - depth`` (``pressure_for_altitude``): the barometric
 altitude PX4 computes is the vehicle's height, metre for metre, and agrees with HIL_GPS.
 

@@ -10,8 +10,10 @@ its root):
   ``actuator_controls_from_outputs``): ``HIL_SENSOR`` with ``id`` 0 sets PX4's clock to its
   ``time_usec``; each such message is answered with one ``HIL_ACTUATOR_CONTROLS`` stamped with
   that clock, ``flags`` 1 (lock-step) and the armed bit in ``mode``, controls all zero while
-  disarmed. A simulator that sends the next ``HIL_SENSOR`` before it has the answer has run
-  ahead of PX4: counted in ``ran_ahead``;
+  disarmed. A ``HIL_SENSOR`` whose bytes had arrived before PX4 sent its last answer was sent
+  without waiting for it: once the stream is in lock-step (a sensor message has come after an
+  answer; before PX4's first answer a simulator streams freely, as Gazebo's MAVLink interface
+  does), that is a simulator running ahead of PX4 (counted in ``ran_ahead``);
 - the sensors (``update_sensors``): ``fields_updated`` bits (PX4's SensorSource), baro
   ``abs_pressure`` hPa -> Pa; the barometric altitude of
   ``src/modules/sensors/vehicle_air_data/VehicleAirData.cpp`` (``getAltitudeFromPressure`` of
@@ -142,8 +144,11 @@ class Px4Peer:
         self.clock = 0  # PX4's time, us (from HIL_SENSOR)
         self.time_back = 0  # HIL_SENSOR time_usec that did not move on
         self.sensors = 0
-        self.owed = False  # an answer not sent yet
-        self.ran_ahead = 0
+        self.answers = 0
+        self.early = 0  # bytes received before the last answer, not parsed yet
+        self.chunk_rest = 0  # bytes of the chunk being parsed after the current message
+        self.ran_ahead = 0  # HIL_SENSOR messages sent before the simulator had the last answer
+        self.synced = False  # a HIL_SENSOR came after an answer: the simulator waits (lock-step)
         self.validators = {
             "GYRO": DataValidator(500_000),
             "ACCEL": DataValidator(500_000),
@@ -158,6 +163,7 @@ class Px4Peer:
         self.accel: np.ndarray | None = None
         self.bad = 0
         self.poll_timeouts = 0
+        self.times: list[int] = []  # every HIL_SENSOR time_usec
 
     # -- the link -------------------------------------------------------------------------------
     def write(self, buf: bytes) -> None:
@@ -214,11 +220,30 @@ class Px4Peer:
                 continue
             if not data:
                 raise ConnectionError("the simulator closed the connection")
-            for byte in data:  # one char at a time, as mavlink_parse_char
+            for i, byte in enumerate(data):  # one char at a time, as mavlink_parse_char
+                early = self.early > 0  # this byte was sent before PX4's last answer
+                self.early = max(0, self.early - 1)
                 msg = self.mav.parse_char(bytes([byte]))
-                if msg is not None:
-                    self.handle(msg)
+                if msg is None:
+                    continue
+                if msg.get_type() == "HIL_SENSOR":
+                    if early and self.synced:
+                        self.ran_ahead += 1
+                    self.synced = self.synced or (not early and self.answers > 0)
+                self.chunk_rest = len(data) - i - 1
+                self.handle(msg)
         return self.sensors - start
+
+    def _waiting(self) -> int:
+        assert self.sock is not None
+        timeout = self.sock.gettimeout()
+        self.sock.settimeout(0.0)  # with a timeout set, recv would first wait for data
+        try:
+            return len(self.sock.recv(65536, socket.MSG_PEEK))
+        except (BlockingIOError, InterruptedError):
+            return 0
+        finally:
+            self.sock.settimeout(timeout)
 
     # -- messages -------------------------------------------------------------------------------
     def handle(self, msg) -> None:
@@ -235,11 +260,10 @@ class Px4Peer:
     def hil_sensor(self, msg) -> None:
         if msg.id != 0:
             return
-        if self.owed:
-            self.ran_ahead += 1  # the simulator stepped without waiting for PX4's answer
         if msg.time_usec <= self.clock:
             self.time_back += 1
         self.clock = msg.time_usec
+        self.times.append(msg.time_usec)
         self.sensors += 1
         now, f = self.clock, msg.fields_updated
         if f & ACCEL == ACCEL:
@@ -255,7 +279,6 @@ class Px4Peer:
             altitude = px4_altitude(pressure)
             self.validators["BARO"].put(now, (pressure, msg.temperature, altitude))
             self.baro_altitude.append((now, altitude))
-        self.owed = True
         if self.reply_delay:
             time.sleep(self.reply_delay)
         self.answer()
@@ -263,8 +286,9 @@ class Px4Peer:
     def answer(self) -> None:
         controls = self.controls if self.armed else [0.0] * 16
         mode = MAV_MODE_FLAG_CUSTOM_MODE_ENABLED | (MAV_MODE_FLAG_SAFETY_ARMED if self.armed else 0)
+        self.early = self.chunk_rest + self._waiting()  # what has arrived was sent before this answer
         self.mav.hil_actuator_controls_send(self.clock, [float(c) for c in controls], mode, LOCKSTEP_FLAG)
-        self.owed = False
+        self.answers += 1
 
     def hil_gps(self, msg) -> None:
         self.gps.append((self.clock, msg))
