@@ -253,7 +253,8 @@ class MavlinkHil:
             self.throttle.warn("nan", "HIL_ACTUATOR_CONTROLS with non-finite controls dropped")
             return 0
         self.received["HIL_ACTUATOR_CONTROLS"] += 1
-        self.answered = max(self.answered, int(msg.time_usec))
+        if msg.time_usec <= self.sent:  # PX4's clock, set by our last HIL_SENSOR; a later one is bogus
+            self.answered = max(self.answered, int(msg.time_usec))
         self.lockstep_peer = bool(msg.flags & LOCKSTEP_FLAG)
         self.armed = bool(msg.mode & MAV_MODE_FLAG_SAFETY_ARMED)
         used = controls[[m - 1 for m in self.motors]]
@@ -268,12 +269,12 @@ class MavlinkHil:
         return 1
 
     def _command(self, msg) -> None:
-        if msg.command == mavlink.MAV_CMD_SET_MESSAGE_INTERVAL and int(msg.param1) == (
-            mavlink.MAVLINK_MSG_ID_HIL_STATE_QUATERNION
-        ):
-            interval = float(msg.param2)  # us; -1 stops it, 0 the default
-            if math.isfinite(interval):
-                self.state_period = interval * 1e-6 if interval > 0 else 0.0
+        """MAV_CMD_SET_MESSAGE_INTERVAL for HIL_STATE_QUATERNION: param2 us (> 0 that interval,
+        otherwise off); any other command, or a non-finite parameter, is ignored."""
+        wanted = float(msg.param1) == mavlink.MAVLINK_MSG_ID_HIL_STATE_QUATERNION
+        interval = float(msg.param2)
+        if msg.command == mavlink.MAV_CMD_SET_MESSAGE_INTERVAL and wanted and math.isfinite(interval):
+            self.state_period = max(interval * 1e-6, self.dt) if interval > 0 else 0.0
 
     def _from_autopilot(self, msg) -> bool:
         """Whether an actuator message comes from the session's autopilot (the first system
