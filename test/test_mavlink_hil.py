@@ -68,7 +68,8 @@ def test_hil_sensor_and_state_follow_the_physics(pair):
         bridge.step(0.004)
     drained = sensors(board)
     last = [m for m in drained if m.get_type() == "HIL_SENSOR"][-1]
-    assert px4_altitude(last.abs_pressure * 100.0) < px4_altitude(first.abs_pressure * 100.0) - 0.2  # 20 cm deeper
+    deeper = px4_altitude(first.abs_pressure * 100.0) - px4_altitude(last.abs_pressure * 100.0)
+    assert deeper > 0.2  # more than 20 cm deeper in 2 s
     assert bridge.received["HIL_ACTUATOR_CONTROLS"] >= 400 and bridge.sim.thrusters.thrust[4] > 5.0
     board.mav.servo_output_raw_send(0, 0, *([1500] * 4 + [1300] * 4), *([0] * 8))
     bridge.step(0.004)

@@ -74,9 +74,9 @@ class Physics(threading.Thread):
 
 def start_px4(build: Path, workdir: Path, airframe: int) -> subprocess.Popen:
     env = dict(os.environ, PX4_SYS_AUTOSTART=str(airframe), PX4_SIMULATOR="none")
-    log = open(workdir / "px4.log", "ab")
-    return subprocess.Popen([str(build / "bin" / "px4"), "-d", "-w", str(workdir), str(build / "etc")],
-                            env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    log = open(workdir / "px4.log", "ab")  # the child writes it
+    command = [str(build / "bin" / "px4"), "-d", "-w", str(workdir), str(build / "etc")]
+    return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
 
 
 def stop_px4(proc: subprocess.Popen) -> None:
@@ -172,8 +172,10 @@ def phase(physics: Physics, gcs: Gcs, name: str, seconds: float, **sticks) -> di
     q1 = truth_at(physics, physics.now()[0])
     d = q1[:3] - q0[:3]
     dyaw = (yaw_of(q1) - yaw_of(q0) + math.pi) % (2 * math.pi) - math.pi
-    return {"phase": name, "t0": t0, "sim": sim_s, "wall": wall_s, "forward": float(d[0]), "side": float(d[1]),
-            "down": float(d[2]), "speed": float(np.linalg.norm(d[:2]) / sim_s), "yaw_rate": math.degrees(dyaw) / sim_s}  # fmt: skip
+    speed = float(np.linalg.norm(d[:2]) / sim_s)
+    rate = math.degrees(dyaw) / sim_s
+    return {"phase": name, "t0": t0, "sim": sim_s, "wall": wall_s, "forward": float(d[0]),
+            "side": float(d[1]), "down": float(d[2]), "speed": speed, "yaw_rate": rate}  # fmt: skip
 
 
 def estimate_errors(physics: Physics, gcs: Gcs, since: float) -> tuple[float, float, float]:
@@ -189,6 +191,81 @@ def estimate_errors(physics: Physics, gcs: Gcs, since: float) -> tuple[float, fl
     return float(np.sqrt(np.mean(h**2))), float(h.max()), float(np.sqrt(np.mean(errs[:, 2] ** 2)))
 
 
+def report(results: list[dict], physics: Physics, gcs: Gcs, t_arm: float, boot: tuple[float, float]) -> None:
+    end_sim, end_wall, _ = physics.now()
+    h_rms, h_max, v_rms = estimate_errors(physics, gcs, t_arm)
+    att = [(t, m) for t, m in gcs.log if t >= t_arm and m.get_type() == "ATTITUDE"]
+    yaw_err = [(m.yaw - yaw_of(truth_at(physics, t)) + math.pi) % (2 * math.pi) - math.pi for t, m in att]
+    heading = math.degrees(float(np.sqrt(np.mean(np.square(yaw_err))))) if yaw_err else math.nan
+    print(
+        f"\n{'phase':34s} {'sim s':>6s} {'fwd m':>7s} {'side m':>7s} {'down m':>7s} {'m/s':>6s} {'deg/s':>7s}"
+    )
+    for r in results:
+        print(f"{r['phase']:34s} {r['sim']:6.1f} {r['forward']:7.2f} {r['side']:7.2f} {r['down']:7.2f} "
+              f"{r['speed']:6.2f} {r['yaw_rate']:7.1f}")  # fmt: skip
+    rtf = (end_sim - boot[0]) / (end_wall - boot[1])
+    print(f"\nPX4's estimate vs truth since arming: horizontal RMS {h_rms:.3f} m (max {h_max:.3f} m), "
+          f"vertical RMS {v_rms:.3f} m, heading RMS {heading:.2f} deg")  # fmt: skip
+    print(f"real-time factor {rtf:.2f}: {end_sim - boot[0]:.0f} s simulated in {end_wall - boot[1]:.0f} s "
+          f"(PX4 and the physics in lock-step; {physics.bridge.waits:.0f} s waiting for PX4)")  # fmt: skip
+
+
+def set_estimator(args, physics: Physics, gcs: Gcs, workdir: Path) -> bool:
+    """Boot 1: the estimator parameters, which PX4 saves in its working directory."""
+    px4 = start_px4(args.px4, workdir, args.airframe)
+    gcs.wait_heartbeat()
+    ok = True
+    for name, value in ESTIMATOR.items():
+        if not gcs.set_param(physics, name, value):
+            print(f"PX4 did not take {name} = {value}")
+            ok = False
+    fly(gcs, physics, 2.0)
+    stop_px4(px4)
+    return ok
+
+
+def wait_ready(physics: Physics, gcs: Gcs) -> list[str]:
+    """Until PX4's prearm checks pass (at least 15 s of simulated time: EKF2 wants 10 s of good
+    GPS); the STATUSTEXT at warning or worse meanwhile."""
+    deadline = physics.now()[0] + 60.0
+    while physics.now()[0] < deadline:
+        fly(gcs, physics, 1.0)
+        status = gcs.last.get("SYS_STATUS")
+        healthy = (
+            status is not None and status.onboard_control_sensors_health & mavlink.MAV_SYS_STATUS_PREARM_CHECK
+        )
+        if healthy and physics.now()[0] > 15.0:
+            break
+    return [text for severity, text in gcs.texts if severity <= mavlink.MAV_SEVERITY_WARNING]
+
+
+def flight(physics: Physics, gcs: Gcs) -> tuple[list[dict], bool]:
+    results, ok = [], True
+    for name, mode in (("MANUAL", MANUAL), ("POSCTL", POSCTL), ("ALTCTL", ALTCTL)):
+        result = gcs.command(physics, mavlink.MAV_CMD_DO_SET_MODE, 1, mode)
+        print(f"{name}: {'accepted' if result == 0 else f'refused ({result})'}")
+        if result != 0:
+            ok = False
+            continue
+        if mode == MANUAL:
+            armed = gcs.command(physics, mavlink.MAV_CMD_COMPONENT_ARM_DISARM, 1)
+            print(f"arm in MANUAL: {'accepted' if armed == 0 else f'refused ({armed})'}")
+            if armed != 0:
+                return results, False
+            results.append(phase(physics, gcs, "MANUAL forward (throttle +0.5)", 10.0, z=750))
+            results.append(phase(physics, gcs, "MANUAL yaw (+0.5)", 5.0, r=500))
+        elif mode == POSCTL:
+            results.append(phase(physics, gcs, "POSCTL hold", 10.0))
+            results.append(phase(physics, gcs, "POSCTL forward (pitch +0.5)", 10.0, x=500))
+            results.append(phase(physics, gcs, "POSCTL dive (throttle -0.5)", 5.0, z=250))
+            results.append(phase(physics, gcs, "POSCTL yaw (+0.5)", 5.0, r=500))
+            results.append(phase(physics, gcs, "POSCTL hold after", 5.0))
+        else:
+            results.append(phase(physics, gcs, "ALTCTL forward (throttle +0.5)", 10.0, z=750))
+    gcs.command(physics, mavlink.MAV_CMD_COMPONENT_ARM_DISARM, 0)
+    return results, ok
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -202,89 +279,32 @@ def main() -> int:
     args = ap.parse_args()
     if not (args.px4 / "bin" / "px4").exists():
         print(
-            f"error: no {args.px4 / 'bin' / 'px4'}: build PX4 SITL first (make px4_sitl_default)",
-            file=sys.stderr,
+            f"error: no {args.px4 / 'bin' / 'px4'}: build PX4 SITL (make px4_sitl_default)", file=sys.stderr
         )
         return 2
     physics = Physics(args.description, args.speed, args.motors, GpsSpec(underwater=args.underwater_gps))
     physics.start()
     workdir = Path(tempfile.mkdtemp(prefix="px4_sitl_check_"))
     gcs = Gcs()
-    ok = True
     try:
-        px4 = start_px4(args.px4, workdir, args.airframe)  # boot 1: the estimator parameters
-        gcs.wait_heartbeat()
-        for name, value in ESTIMATOR.items():
-            if not gcs.set_param(physics, name, value):
-                print(f"PX4 did not take {name} = {value}")
-                ok = False
-        fly(gcs, physics, 2.0)
-        stop_px4(px4)
+        ok = set_estimator(args, physics, gcs, workdir)
         sessions = physics.bridge.sessions
         px4 = start_px4(args.px4, workdir, args.airframe)  # boot 2: fly
         while physics.bridge.sessions == sessions:
             time.sleep(0.1)
         gcs.texts.clear()
         gcs.wait_heartbeat()
-        boot_sim, boot_wall, _ = physics.now()
-        prearm = mavlink.MAV_SYS_STATUS_PREARM_CHECK
-        deadline = physics.now()[0] + 60.0
-        while physics.now()[0] < deadline:
-            fly(gcs, physics, 1.0)
-            status = gcs.last.get("SYS_STATUS")
-            if (
-                status is not None
-                and status.onboard_control_sensors_health & prearm
-                and physics.now()[0] > 15.0
-            ):
-                break
-        ready = physics.now()[0]
-        warnings = [text for severity, text in gcs.texts if severity <= mavlink.MAV_SEVERITY_WARNING]
+        boot = physics.now()[:2]
+        warnings = wait_ready(physics, gcs)
         print(
-            f"PX4 ready at t = {ready:.1f} s; preflight STATUSTEXT at warning or worse: {warnings or 'none'}"
+            f"PX4 ready at t = {physics.now()[0]:.1f} s; STATUSTEXT at warning or worse: {warnings or 'none'}"
         )
-        ok &= not warnings
-        results = []
-        if gcs.command(physics, mavlink.MAV_CMD_DO_SET_MODE, 1, MANUAL) != 0:
-            print("MANUAL refused")
-        armed = gcs.command(physics, mavlink.MAV_CMD_COMPONENT_ARM_DISARM, 1)
-        print(f"arm in MANUAL: result {armed}")
-        ok &= armed == 0
         t_arm = physics.now()[0]
-        results.append(phase(physics, gcs, "MANUAL forward (throttle +0.5)", 10.0, z=750))
-        results.append(phase(physics, gcs, "MANUAL yaw (+0.5)", 5.0, r=500))
-        for name, mode in (("POSCTL", POSCTL), ("ALTCTL", ALTCTL)):
-            result = gcs.command(physics, mavlink.MAV_CMD_DO_SET_MODE, 1, mode)
-            print(f"{name}: result {result}")
-            if result != 0:
-                ok = False
-                continue
-            if mode == POSCTL:
-                results.append(phase(physics, gcs, "POSCTL hold", 10.0))
-                results.append(phase(physics, gcs, "POSCTL forward (pitch +0.5)", 10.0, x=500))
-                results.append(phase(physics, gcs, "POSCTL dive (throttle -0.5)", 5.0, z=250))
-                results.append(phase(physics, gcs, "POSCTL yaw (+0.5)", 5.0, r=500))
-                results.append(phase(physics, gcs, "POSCTL hold after", 5.0))
-            else:
-                results.append(phase(physics, gcs, "ALTCTL forward (throttle +0.5)", 10.0, z=750))
-        gcs.command(physics, mavlink.MAV_CMD_COMPONENT_ARM_DISARM, 0)
-        end_sim, end_wall, _ = physics.now()
-        h_rms, h_max, v_rms = estimate_errors(physics, gcs, t_arm)
-        att = [(t, m) for t, m in gcs.log if t >= t_arm and m.get_type() == "ATTITUDE"]
-        yaw_err = [math.degrees((m.yaw - yaw_of(truth_at(physics, t)) + math.pi) % (2 * math.pi) - math.pi)
-                   for t, m in att]  # fmt: skip
-        print(
-            f"\n{'phase':34s} {'sim s':>6s} {'fwd m':>7s} {'side m':>7s} {'down m':>7s} {'speed':>6s} {'yaw deg/s':>9s}"
-        )
-        for r in results:
-            print(f"{r['phase']:34s} {r['sim']:6.1f} {r['forward']:7.2f} {r['side']:7.2f} {r['down']:7.2f} "
-                  f"{r['speed']:6.2f} {r['yaw_rate']:9.1f}")  # fmt: skip
-        rtf = (end_sim - boot_sim) / (end_wall - boot_wall)
-        print(f"\nPX4 position estimate vs truth since arming: horizontal RMS {h_rms:.3f} m, max {h_max:.3f} m; "
-              f"vertical RMS {v_rms:.3f} m; heading RMS {np.sqrt(np.mean(np.square(yaw_err))) if yaw_err else math.nan:.2f} deg")  # fmt: skip
-        print(f"real-time factor {rtf:.2f} ({end_sim - boot_sim:.0f} s simulated in {end_wall - boot_wall:.0f} s); "
-              f"lock-step waits {physics.bridge.waits:.0f} s; STATUSTEXT in flight: "
-              f"{[t for s, t in gcs.texts if s <= mavlink.MAV_SEVERITY_WARNING][len(warnings):] or 'none'}")  # fmt: skip
+        results, flown = flight(physics, gcs)
+        report(results, physics, gcs, t_arm, boot)
+        later = [t for s, t in gcs.texts if s <= mavlink.MAV_SEVERITY_WARNING][len(warnings) :]
+        print(f"STATUSTEXT at warning or worse in flight: {later or 'none'}")
+        ok = ok and flown and not warnings
         stop_px4(px4)
     finally:
         physics.bridge.stop = True

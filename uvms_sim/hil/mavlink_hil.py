@@ -209,7 +209,7 @@ class MavlinkHil:
     def _pending(self, timeout: float = 0.0) -> list:
         if self.lockstep:
             return self.link.read(timeout)
-        out = []
+        out: list = []
         while True:
             try:
                 msg = self.link.recv_match(blocking=False)

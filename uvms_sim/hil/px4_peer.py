@@ -49,6 +49,7 @@ import os
 import socket
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 os.environ.setdefault("MAVLINK20", "1")
 
@@ -156,9 +157,9 @@ class Px4Peer:
             "BARO": DataValidator(300_000),
         }
         self.baro_altitude: list[tuple[int, float]] = []
-        self.gps: list[tuple[int, object]] = []
+        self.gps: list[tuple[int, Any]] = []  # (PX4's clock, HIL_GPS)
         self.gps_healthy_since: int | None = None
-        self.truth: object | None = None
+        self.truth: Any = None  # the last HIL_STATE_QUATERNION
         self.mag: np.ndarray | None = None
         self.accel: np.ndarray | None = None
         self.bad = 0
