@@ -22,6 +22,7 @@ import argparse
 import math
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -55,11 +56,16 @@ class Physics(threading.Thread):
         self.bridge = MavlinkHil(sim, "tcpin:127.0.0.1:4560", motors=motors, gps=gps)
         self.speed = speed
         self.history: list[tuple[float, float, np.ndarray]] = []  # (t, wall, q root)
+        self.pwm: list[np.ndarray] = []  # the thrusters' PWM after every step
         advance = self.bridge.advance
 
         def recorded(dt: float) -> None:
             advance(dt)
+            if self.history and sim.state.t < self.history[-1][0]:  # a new PX4 session
+                self.history.clear()
+                self.pwm.clear()
             self.history.append((sim.state.t, time.monotonic(), sim.state.q[:7].copy()))
+            self.pwm.append(sim.thrusters.pwm.copy())
 
         self.bridge.advance = recorded  # type: ignore[method-assign]
 
@@ -96,6 +102,7 @@ class Gcs:
         self.texts: list[tuple[int, str]] = []
         self.last: dict[str, object] = {}
         self.log: list[tuple[float, object]] = []
+        self.beat = 0.0
 
     def wait_heartbeat(self, timeout: float = 120.0) -> None:
         if self.mav.wait_heartbeat(timeout=timeout) is None:
@@ -103,6 +110,9 @@ class Gcs:
 
     def pump(self, physics: Physics, seconds: float = 0.02) -> None:
         end = time.monotonic() + seconds
+        if time.monotonic() > self.beat + 1.0:  # a ground station's heartbeat, 1 Hz
+            self.mav.mav.heartbeat_send(mavlink.MAV_TYPE_GCS, mavlink.MAV_AUTOPILOT_INVALID, 0, 0, 0)
+            self.beat = time.monotonic()
         while time.monotonic() < end:
             msg = self.mav.recv_match(blocking=True, timeout=0.01)
             if msg is None:
@@ -130,15 +140,20 @@ class Gcs:
         return -1
 
     def set_param(self, physics: Physics, name: str, value: int) -> bool:
+        """PARAM_SET of an INT32 parameter, bytewise as PX4 encodes them (the int's bytes in the
+        float field); True once PX4 echoes the value."""
+        as_float = struct.unpack("<f", struct.pack("<i", value))[0]
+        target = (self.mav.target_system, self.mav.target_component)
         for _ in range(5):
-            self.mav.mav.param_set_send(self.mav.target_system, self.mav.target_component, name.encode(),
-                                        float(value), mavlink.MAV_PARAM_TYPE_INT32)  # fmt: skip
+            self.mav.mav.param_set_send(*target, name.encode(), as_float, mavlink.MAV_PARAM_TYPE_INT32)
             end = time.monotonic() + 2.0
             while time.monotonic() < end:
                 self.pump(physics, 0.05)
                 got = self.last.get("PARAM_VALUE")
                 if got is not None and got.param_id == name:
-                    return True
+                    echoed = struct.unpack("<i", struct.pack("<f", got.param_value))[0]
+                    if echoed == value:
+                        return True
         return False
 
 
@@ -166,16 +181,22 @@ def yaw_of(q: np.ndarray) -> float:
 
 
 def phase(physics: Physics, gcs: Gcs, name: str, seconds: float, **sticks) -> dict:
+    """Fly one phase; the truth's displacement in the heading the vehicle had at its start
+    (forward, right, down), its mean horizontal speed and yaw rate, and the largest thruster
+    command PX4 gave (us from 1500)."""
     t0 = physics.now()[0]
+    k0 = len(physics.pwm)
     q0 = truth_at(physics, t0)
     sim_s, wall_s = fly(gcs, physics, seconds, **sticks)
     q1 = truth_at(physics, physics.now()[0])
     d = q1[:3] - q0[:3]
+    c, s_ = math.cos(yaw_of(q0)), math.sin(yaw_of(q0))
+    forward, right = c * d[0] + s_ * d[1], -s_ * d[0] + c * d[1]
     dyaw = (yaw_of(q1) - yaw_of(q0) + math.pi) % (2 * math.pi) - math.pi
-    speed = float(np.linalg.norm(d[:2]) / sim_s)
-    rate = math.degrees(dyaw) / sim_s
-    return {"phase": name, "t0": t0, "sim": sim_s, "wall": wall_s, "forward": float(d[0]),
-            "side": float(d[1]), "down": float(d[2]), "speed": speed, "yaw_rate": rate}  # fmt: skip
+    pwm = np.array(physics.pwm[k0:]) if len(physics.pwm) > k0 else np.full((1, 1), 1500.0)
+    return {"phase": name, "sim": sim_s, "wall": wall_s, "forward": forward, "side": right,
+            "down": float(d[2]), "speed": float(np.linalg.norm(d[:2]) / sim_s),
+            "yaw_rate": math.degrees(dyaw) / sim_s, "pwm": float(np.abs(pwm - 1500.0).max())}  # fmt: skip
 
 
 def estimate_errors(physics: Physics, gcs: Gcs, since: float) -> tuple[float, float, float]:
@@ -197,12 +218,11 @@ def report(results: list[dict], physics: Physics, gcs: Gcs, t_arm: float, boot: 
     att = [(t, m) for t, m in gcs.log if t >= t_arm and m.get_type() == "ATTITUDE"]
     yaw_err = [(m.yaw - yaw_of(truth_at(physics, t)) + math.pi) % (2 * math.pi) - math.pi for t, m in att]
     heading = math.degrees(float(np.sqrt(np.mean(np.square(yaw_err))))) if yaw_err else math.nan
-    print(
-        f"\n{'phase':34s} {'sim s':>6s} {'fwd m':>7s} {'side m':>7s} {'down m':>7s} {'m/s':>6s} {'deg/s':>7s}"
-    )
+    print(f"\n{'phase':32s} {'sim s':>5s} {'fwd m':>6s} {'right m':>7s} {'down m':>6s} {'m/s':>5s} "
+          f"{'deg/s':>6s} {'max |pwm-1500|':>14s}")  # fmt: skip
     for r in results:
-        print(f"{r['phase']:34s} {r['sim']:6.1f} {r['forward']:7.2f} {r['side']:7.2f} {r['down']:7.2f} "
-              f"{r['speed']:6.2f} {r['yaw_rate']:7.1f}")  # fmt: skip
+        print(f"{r['phase']:32s} {r['sim']:5.1f} {r['forward']:6.2f} {r['side']:7.2f} {r['down']:6.2f} "
+              f"{r['speed']:5.2f} {r['yaw_rate']:6.1f} {r['pwm']:14.0f}")  # fmt: skip
     rtf = (end_sim - boot[0]) / (end_wall - boot[1])
     print(f"\nPX4's estimate vs truth since arming: horizontal RMS {h_rms:.3f} m (max {h_max:.3f} m), "
           f"vertical RMS {v_rms:.3f} m, heading RMS {heading:.2f} deg")  # fmt: skip
@@ -213,30 +233,47 @@ def report(results: list[dict], physics: Physics, gcs: Gcs, t_arm: float, boot: 
 def set_estimator(args, physics: Physics, gcs: Gcs, workdir: Path) -> bool:
     """Boot 1: the estimator parameters, which PX4 saves in its working directory."""
     px4 = start_px4(args.px4, workdir, args.airframe)
-    gcs.wait_heartbeat()
-    ok = True
-    for name, value in ESTIMATOR.items():
-        if not gcs.set_param(physics, name, value):
-            print(f"PX4 did not take {name} = {value}")
-            ok = False
-    fly(gcs, physics, 2.0)
-    stop_px4(px4)
+    try:
+        gcs.wait_heartbeat()
+        ok = True
+        for name, value in ESTIMATOR.items():
+            if not gcs.set_param(physics, name, value):
+                print(f"PX4 did not take {name} = {value}")
+                ok = False
+        fly(gcs, physics, 2.0)
+    finally:
+        stop_px4(px4)
     return ok
 
 
-def wait_ready(physics: Physics, gcs: Gcs) -> list[str]:
-    """Until PX4's prearm checks pass (at least 15 s of simulated time: EKF2 wants 10 s of good
-    GPS); the STATUSTEXT at warning or worse meanwhile."""
-    deadline = physics.now()[0] + 60.0
+def checks_said(workdir: Path) -> list[str]:
+    """What PX4's health and arming checks printed on its console since its last start."""
+    text = (workdir / "px4.log").read_text(errors="replace").split("px4 starting.")[-1]
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if "[health_and_arming_checks]" in line or "failed:" in line
+    ]
+
+
+def failing_flags(build: Path) -> list[str]:
+    """PX4's failsafe flags that are set (its ``listener`` client, for the report)."""
+    listener = [str(build / "bin" / "px4-listener"), "failsafe_flags"]
+    out = subprocess.run(listener, capture_output=True, text=True, check=False)
+    return [line.split(":")[0].strip() for line in out.stdout.splitlines() if line.strip().endswith("True")]
+
+
+def wait_ready(physics: Physics, gcs: Gcs) -> bool:
+    """Until PX4's prearm checks pass (SYS_STATUS) and at least 20 s of simulated time have
+    passed (EKF2 wants 10 s of good GPS); False after 90 s."""
+    deadline = physics.now()[0] + 90.0
     while physics.now()[0] < deadline:
         fly(gcs, physics, 1.0)
         status = gcs.last.get("SYS_STATUS")
-        healthy = (
-            status is not None and status.onboard_control_sensors_health & mavlink.MAV_SYS_STATUS_PREARM_CHECK
-        )
-        if healthy and physics.now()[0] > 15.0:
-            break
-    return [text for severity, text in gcs.texts if severity <= mavlink.MAV_SEVERITY_WARNING]
+        prearm = mavlink.MAV_SYS_STATUS_PREARM_CHECK
+        if status is not None and status.onboard_control_sensors_health & prearm and physics.now()[0] > 20.0:
+            return True
+    return False
 
 
 def flight(physics: Physics, gcs: Gcs) -> tuple[list[dict], bool]:
@@ -245,6 +282,7 @@ def flight(physics: Physics, gcs: Gcs) -> tuple[list[dict], bool]:
         result = gcs.command(physics, mavlink.MAV_CMD_DO_SET_MODE, 1, mode)
         print(f"{name}: {'accepted' if result == 0 else f'refused ({result})'}")
         if result != 0:
+            print(f"  failsafe flags set: {failing_flags(Path(os.environ['PX4_BUILD']))}")
             ok = False
             continue
         if mode == MANUAL:
@@ -252,16 +290,16 @@ def flight(physics: Physics, gcs: Gcs) -> tuple[list[dict], bool]:
             print(f"arm in MANUAL: {'accepted' if armed == 0 else f'refused ({armed})'}")
             if armed != 0:
                 return results, False
-            results.append(phase(physics, gcs, "MANUAL forward (throttle +0.5)", 10.0, z=750))
-            results.append(phase(physics, gcs, "MANUAL yaw (+0.5)", 5.0, r=500))
+            results.append(phase(physics, gcs, "MANUAL forward (throttle +1)", 10.0, z=1000))
+            results.append(phase(physics, gcs, "MANUAL yaw (+1)", 10.0, r=1000))
         elif mode == POSCTL:
             results.append(phase(physics, gcs, "POSCTL hold", 10.0))
-            results.append(phase(physics, gcs, "POSCTL forward (pitch +0.5)", 10.0, x=500))
-            results.append(phase(physics, gcs, "POSCTL dive (throttle -0.5)", 5.0, z=250))
-            results.append(phase(physics, gcs, "POSCTL yaw (+0.5)", 5.0, r=500))
+            results.append(phase(physics, gcs, "POSCTL forward (pitch +1)", 10.0, x=1000))
+            results.append(phase(physics, gcs, "POSCTL dive (throttle -1)", 5.0, z=0))
+            results.append(phase(physics, gcs, "POSCTL yaw (+1)", 5.0, r=1000))
             results.append(phase(physics, gcs, "POSCTL hold after", 5.0))
         else:
-            results.append(phase(physics, gcs, "ALTCTL forward (throttle +0.5)", 10.0, z=750))
+            results.append(phase(physics, gcs, "ALTCTL forward (throttle +1)", 10.0, z=1000))
     gcs.command(physics, mavlink.MAV_CMD_COMPONENT_ARM_DISARM, 0)
     return results, ok
 
@@ -282,10 +320,12 @@ def main() -> int:
             f"error: no {args.px4 / 'bin' / 'px4'}: build PX4 SITL (make px4_sitl_default)", file=sys.stderr
         )
         return 2
+    os.environ["PX4_BUILD"] = str(args.px4)
     physics = Physics(args.description, args.speed, args.motors, GpsSpec(underwater=args.underwater_gps))
     physics.start()
     workdir = Path(tempfile.mkdtemp(prefix="px4_sitl_check_"))
     gcs = Gcs()
+    px4: subprocess.Popen | None = None
     try:
         ok = set_estimator(args, physics, gcs, workdir)
         sessions = physics.bridge.sessions
@@ -295,18 +335,25 @@ def main() -> int:
         gcs.texts.clear()
         gcs.wait_heartbeat()
         boot = physics.now()[:2]
-        warnings = wait_ready(physics, gcs)
+        ready = wait_ready(physics, gcs)
+        booting = checks_said(workdir)
+        fly(gcs, physics, 5.0)
+        warnings = [t for s, t in gcs.texts if s <= mavlink.MAV_SEVERITY_WARNING]
+        at_arming = checks_said(workdir)[len(booting) :]
+        print(f"PX4 prearm checks {'pass' if ready else 'FAIL'} at t = {physics.now()[0]:.1f} s")
+        print(f"  said while EKF2 aligned: {booting or 'nothing'}")
         print(
-            f"PX4 ready at t = {physics.now()[0]:.1f} s; STATUSTEXT at warning or worse: {warnings or 'none'}"
+            f"  said in the 5 s before arming: {at_arming or 'nothing'}; flags set: {failing_flags(args.px4)}"
         )
         t_arm = physics.now()[0]
         results, flown = flight(physics, gcs)
         report(results, physics, gcs, t_arm, boot)
         later = [t for s, t in gcs.texts if s <= mavlink.MAV_SEVERITY_WARNING][len(warnings) :]
-        print(f"STATUSTEXT at warning or worse in flight: {later or 'none'}")
-        ok = ok and flown and not warnings
-        stop_px4(px4)
+        print(f"in flight, STATUSTEXT at warning or worse: {later or 'none'}")
+        ok = ok and flown and ready and not at_arming
     finally:
+        if px4 is not None:
+            stop_px4(px4)
         physics.bridge.stop = True
         physics.join(5.0)
         physics.bridge.close()
