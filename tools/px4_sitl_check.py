@@ -57,6 +57,7 @@ class Physics(threading.Thread):
         self.speed = speed
         self.history: list[tuple[float, float, np.ndarray]] = []  # (t, wall, q root)
         self.pwm: list[np.ndarray] = []  # the thrusters' PWM after every step
+        self.times = np.zeros(0)  # the history's times, as an array (truth_at)
         advance = self.bridge.advance
 
         def recorded(dt: float) -> None:
@@ -172,8 +173,11 @@ def fly(gcs: Gcs, physics: Physics, seconds: float, **sticks) -> tuple[float, fl
 
 
 def truth_at(physics: Physics, t: float) -> np.ndarray:
-    times = np.array([h[0] for h in physics.history])
-    return physics.history[int(np.clip(np.searchsorted(times, t), 0, len(times) - 1))][2]
+    """The recorded root configuration at simulated time ``t`` (the first step at or after it)."""
+    n = len(physics.history)
+    if len(physics.times) != n:
+        physics.times = np.array([h[0] for h in physics.history])
+    return physics.history[int(np.clip(np.searchsorted(physics.times, t), 0, n - 1))][2]
 
 
 def yaw_of(q: np.ndarray) -> float:
