@@ -28,6 +28,7 @@ RUNTIME = [
     "rerun-sdk>=0.41,<0.42",  # the browser view (its web viewer ships in the wheel)
     "gymnasium>=1.0",  # uvms_sim.gym
     "moordyn>=2.7.2,<2.8",  # the tether (uvms_sim.tether): MoorDyn's lumped-mass line
+    "pygeomag>=1.1,<2",  # the World Magnetic Model (WMM2025) for the HIL compass
 ]
 ROS_WHEELS = [
     "ros-rclpy[fastrtps]>=9.1",

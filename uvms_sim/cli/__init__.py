@@ -10,10 +10,11 @@ import sys
 import numpy as np
 
 from .. import __version__
+from ..hil.px4 import DEFAULT_HOME, MOTOR_MAPS
 from ..log import logger
 from ..model import ConfigError, load
 from ..model.configs import resolve, shipped_configs
-from .options import IntermixedParser, count, duration, error, number_in, port, rate
+from .options import IntermixedParser, count, duration, error, iso_date, number_in, port, rate, speed, time_step
 from .replay import add_replay_command, run_replay
 
 
@@ -155,10 +156,35 @@ def _link_commands(sub) -> None:
         default=2.0,
         help="seconds of silence after which another SITL address is served (default 2)",
     )
-    hil = sub.add_parser("hil", help="MAVLink HIL with an autopilot board (PX4 HITL; see docs)")
+    hil = sub.add_parser(
+        "hil", help="MAVLink HIL with PX4: SITL lock-step over tcpin:, HITL over serial/UDP (docs/px4.md)"
+    )
     hil.add_argument("description", nargs="?", default="bluerov2_heavy")
-    hil.add_argument("--connection", default="udpin:127.0.0.1:14560", help="pymavlink connection string")
-    hil.add_argument("--rate", type=rate, default=250.0, help="steps per second (default 250)")
+    hil.add_argument(
+        "--connection",
+        default="udpin:127.0.0.1:14560",
+        help="tcpin:127.0.0.1:4560 for PX4 SITL (lock-step), a serial device or udpin: for HITL",
+    )
+    add = hil.add_argument
+    add("--rate", type=rate, default=250.0, help="HITL: steps per second of wall time (default 250)")
+    add("--step", type=time_step, default=0.004, help="SITL: seconds per lock-step (default 0.004)")
+    add(
+        "--speed", type=speed, default=1.0, help="SITL: at most this times real time (default 1; 0: no limit)"
+    )
+    add(
+        "--motors",
+        choices=MOTOR_MAPS,
+        default="px4-60002",
+        help="whose motor order and directions (default px4-60002)",
+    )
+    add("--home", type=float, nargs=3, metavar=("LAT", "LON", "ALT"), default=DEFAULT_HOME,
+        help="water surface latitude, longitude (deg), altitude (m); default PX4 SITL's home")  # fmt: skip
+    add("--date", type=iso_date, default=None, help="YYYY-MM-DD for the magnetic model (default today)")
+    add("--gps-rate", type=rate, default=5.0, help="HIL_GPS per second at the surface (default 5)")
+    add("--gps-depth", type=float, default=0.3, help="deepest origin with a GPS fix, m (default 0.3)")
+    add("--underwater-gps", choices=("nofix", "acoustic"), default="nofix",
+        help="under water: a receiver without fix, or an acoustic positioning system as GPS")  # fmt: skip
+    add("--seed", type=int, default=0, help="of the sensor noise (default 0)")
 
 
 def _tool_commands(sub) -> None:
@@ -250,17 +276,26 @@ def _convert(args) -> int:
 
 
 def _hil(args) -> int:
+    from ..hil.hil_sensors import GpsSpec
     from ..hil.mavlink_hil import MavlinkHil
     from ..simulator import Simulator
 
     sim = Simulator.from_system(load(resolve(args.description)))
     try:
-        bridge = MavlinkHil(sim, args.connection)
-    except (OSError, ValueError, OverflowError) as exc:  # bad address, no such device
+        gps = GpsSpec(rate=args.gps_rate, depth=args.gps_depth, underwater=args.underwater_gps)
+        bridge = MavlinkHil(sim, args.connection, tuple(args.home), args.date, args.motors, gps, args.step,
+                            seed=args.seed)  # fmt: skip
+    except (OSError, ValueError, OverflowError) as exc:  # bad address, no such device, bad home
         return error(f"cannot open {args.connection!r}: {exc}")
-    print(f"uvms_sim MAVLink HIL on {args.connection} at {args.rate:.0f} Hz (Ctrl-C stops)")
+    if bridge.lockstep:
+        print(f"uvms_sim MAVLink HIL: lock-step on {args.connection}, waiting for PX4 SITL (Ctrl-C stops)")
+    else:
+        print(f"uvms_sim MAVLink HIL on {args.connection} at {args.rate:.0f} Hz (Ctrl-C stops)")
     try:
-        bridge.run(args.rate)
+        if bridge.lockstep:
+            bridge.serve(speed=args.speed)
+        else:
+            bridge.run(args.rate)
     except KeyboardInterrupt:
         pass
     finally:

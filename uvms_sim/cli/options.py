@@ -4,6 +4,7 @@ options and positional arguments in any order, and argparse types of numbers in 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 
 
@@ -55,3 +56,12 @@ time_step = number_in(0.0, 1.0, "a step", "s")
 duration = number_in(0.0, 1.0e7, "a duration", "s", closed=True)  # 0: no limit
 count = number_in(0, 10**9, "a count", closed=True, kind=int)
 port = number_in(0, 65535, "a port", closed=True, kind=int)
+speed = number_in(0.0, 1000.0, "a real-time factor", closed=True)  # 0: no limit
+
+
+def iso_date(text: str) -> dt.date:
+    """An argparse type: a date as YYYY-MM-DD."""
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date as YYYY-MM-DD") from None

@@ -1,5 +1,6 @@
-"""Hardware and software in the loop: the ArduPilot SITL JSON physics backend and a MAVLink HIL
-bridge (sockets and pymavlink; no ROS)."""
+"""Hardware and software in the loop: the ArduPilot SITL JSON physics backend for ArduSub, and a
+MAVLink HIL bridge for PX4 in SITL (lock-step over TCP) and HITL (sockets and pymavlink; no
+ROS)."""
 
 from .sitl_json import SitlJsonBackend, encode_servo_packet, parse_servo_packet
 
