@@ -14,7 +14,18 @@ from ..hil.px4 import DEFAULT_HOME, MOTOR_MAPS
 from ..log import logger
 from ..model import ConfigError, load
 from ..model.configs import resolve, shipped_configs
-from .options import IntermixedParser, count, duration, error, iso_date, number_in, port, rate, speed, time_step
+from .options import (
+    IntermixedParser,
+    count,
+    duration,
+    error,
+    iso_date,
+    number_in,
+    port,
+    rate,
+    speed,
+    time_step,
+)
 from .replay import add_replay_command, run_replay
 
 
