@@ -147,6 +147,10 @@ def _link_entry(b) -> dict:
         link["hydrodynamics"] = _hydro(b.hydro)
     if b.visuals:
         link["visual"] = [_visual_entry(v) for v in b.visuals]
+    if b.collisions is not None:
+        link["collision"] = [
+            {k: x for k, x in _visual_entry(v).items() if k != "color"} for v in b.collisions
+        ]
     return link
 
 
