@@ -221,6 +221,11 @@ def _tool_commands(sub) -> None:
         default=2,
         help="submissions of a failed sample",
     )
+    sub.add_parser(
+        "kernels",
+        help="compile the physics kernels into numba's cache now (once after an install or an update; "
+        "else the first simulation compiles them, about a minute on 2 cores)",
+    )
     sub.add_parser("demo", help="run the ROS 2 demo (python -m uvms_sim.demo; --help for its options)")
     show = sub.add_parser("echo", help="print a topic's messages (as ros2 topic echo)")
     show.add_argument("topic")
@@ -326,10 +331,18 @@ def _record(args) -> int:
     return record(args.output, args.topics, args.duration, args.storage, args.use_sim_time)
 
 
+def _kernels(args) -> int:
+    from ..kernels import main as compile_kernels
+
+    compile_kernels()
+    return 0
+
+
 COMMANDS = {
     "models": _models, "check": _check, "urdf": _urdf, "convert": _convert,
     "sitl": lambda a: run_sitl(a.description, a.bind, a.port, a.peer_timeout), "hil": _hil,
     "replay": run_replay, "sweep": run_sweep_command, "echo": _echo, "record": _record,
+    "kernels": _kernels,
 }  # fmt: skip
 
 

@@ -110,6 +110,7 @@ from transforms3d.quaternions import axangle2quat, qmult, rotate_vector
 
 from .. import __version__, frames
 from ..actuators.joints import JointMotors
+from ..dynamics.compiled import compiled as kernels_compiled
 from ..dynamics.rnea import rnea
 from ..log import Throttle
 from ..log import logger as core_logger
@@ -169,6 +170,11 @@ class SimulatorNode(Node):
         self.rates = {
             k: float(get(k)) for k in ("physics_rate", "publish_rate", "clock_rate", "autopilot_rate")
         }
+        if not kernels_compiled():
+            self.get_logger().info(
+                "compiling the physics kernels: the first start after an install or an update takes about "
+                "a minute on 2 cores before the first odometry ('uvms-sim kernels' does it ahead of time)"
+            )
         self.sim = Simulator.from_system(self.system)
         model = self.sim.model
         self.motors = (
