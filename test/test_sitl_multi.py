@@ -278,3 +278,50 @@ def test_cli_serves_one_port_per_vehicle():
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(10)
+
+
+def test_ros_node_flies_the_pair_with_two_sitl_instances():
+    """The simulator node with sitl_port and the connected pair: two SITL instances (ports P and
+    P + 10) step the physics in lock-step while the node publishes odometry in their time; the
+    starboard instance's vertical thruster pushing down sinks the pair."""
+    from nav_msgs.msg import Odometry
+    from net_helpers import free_udp_port
+    from ros_helpers import simulator, spin_until
+
+    port = free_udp_port()
+    while port + 10 > 65535:
+        port = free_udp_port()
+    with simulator(description="bluerov1_pair", sitl_port=port, ardusub_frame="none") as (
+        sim,
+        user,
+        executor,
+    ):
+        assert isinstance(sim.sitl, SitlJsonMulti) and sim.sitl.ports == [port, port + 10]
+        odoms: list = []
+        user.create_subscription(Odometry, "odom", odoms.append, 50)
+        peers = [SimJsonPeer(("127.0.0.1", port + 10 * k), rate_hz=RATE) for k in range(2)]
+        down = [1500] * 4 + [1300, 1500]
+        z0 = None
+
+        def frames():
+            fly = [Flying(peers[0], 20, [1500] * 6), Flying(peers[1], 20, down)]
+            for f in fly:
+                f.start()
+            for f in fly:
+                f.join(30)
+                assert f.error is None
+
+        def sunk() -> bool:
+            nonlocal z0
+            if odoms and z0 is None:
+                z0 = odoms[0].pose.pose.position.z
+            return z0 is not None and len(odoms) > 5 and odoms[-1].pose.pose.position.z < z0 - 0.05
+
+        assert spin_until(executor, sunk, every=frames, timeout=60)
+        assert peers[0].parsed == peers[1].parsed
+        # one step per frame of both, but for the first ones of the first SITL heard (alone)
+        assert 0 <= sim.sim.state.t - peers[0].frame_counter / RATE < 25 / RATE
+        said = peers[0].messages + peers[1].messages  # waiting for the other may take a re-send
+        assert not [m for m in said if "Failed" in m or "Did not" in m or "reset" in m]
+        for p in peers:
+            p.close()
