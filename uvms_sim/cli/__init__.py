@@ -62,7 +62,8 @@ def run_sitl(description: str, bind: str, port: int, peer_timeout: float = 2.0) 
     """Serve SITL until Ctrl-C, printing the frame counters every 10 s."""
     import time
 
-    from ..hil.sitl_json import SitlJsonBackend, check_address
+    from ..hil.sitl_json import check_address
+    from ..hil.sitl_multi import SitlJsonMulti, sitl_backend
     from ..simulator import Simulator
 
     try:
@@ -71,10 +72,16 @@ def run_sitl(description: str, bind: str, port: int, peer_timeout: float = 2.0) 
         return error(str(exc))
     sim = Simulator.from_system(load(resolve(description)))
     try:
-        backend = SitlJsonBackend(sim, bind=bind, port=port, peer_timeout=peer_timeout)
+        backend = sitl_backend(sim, bind=bind, port=port, peer_timeout=peer_timeout)
     except ValueError as exc:
         return error(str(exc))
-    print(f"uvms_sim SITL JSON backend on {bind}:{backend.port}: start ArduSub with --model JSON:{bind}")
+    if isinstance(backend, SitlJsonMulti):
+        names = [sim.system.vehicles[i.vehicle].name for i in backend.instances] if sim.system else []
+        for inst, name in zip(backend.instances, names, strict=True):
+            print(f"uvms_sim SITL JSON backend for {name} on {bind}:{inst.port}: start ArduSub with "
+                  f"-I {inst.number} --model JSON:{bind}")  # fmt: skip
+    else:
+        print(f"uvms_sim SITL JSON backend on {bind}:{backend.port}: start ArduSub with --model JSON:{bind}")
     last = time.monotonic()
     try:
         while True:

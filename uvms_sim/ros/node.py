@@ -45,10 +45,12 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   simulation: docs/views.md); ``web_view_camera`` (``world``) is the 3D view shown first:
   ``world`` (fixed in the world) or ``vehicle`` (fixed to the first vehicle).
 - ``sitl_port`` (0: off; ArduPilot's is 9002), ``sitl_bind`` (``127.0.0.1``): be the physics
-  of a real ArduSub SITL (``uvms_sim.hil.sitl_json``): the simulation then steps in lock-step
-  with SITL's frames (``SimulationLoop.run_lockstep``: its own pacing, pause/step, command
-  timeouts and the emulated ArduSub are off) while the node keeps publishing odometry, TF, the
-  declared sensors, markers and the browser view of the same vehicle in SITL's time.
+  of a real ArduSub SITL (``uvms_sim.hil.sitl_json``; with several vehicles with thrusters,
+  one SITL instance per vehicle, instance k on ``sitl_port + 10 k`` as ``sim_vehicle.py -I k``
+  sends: ``uvms_sim.hil.sitl_multi``): the simulation then steps in lock-step with SITL's
+  frames (``SimulationLoop.run_lockstep``: its own pacing, pause/step, command timeouts and
+  the emulated ArduSub are off) while the node keeps publishing odometry, TF, the declared
+  sensors, markers and the browser view of the same vehicles in SITL's time.
 - ``tethers.<name>.length`` and ``tethers.<name>.speed`` (m, m/s; one pair per tether of the
   description, its ``length`` and ``reel.speed`` by default): the reel pays out or hauls in to
   that length at that speed, set at start or with ``ros2 param set`` while running
@@ -205,9 +207,9 @@ class SimulatorNode(Node):
         self.add_on_set_parameters_callback(self.on_parameters)
         self.sitl = None
         if int(get("sitl_port")) > 0:
-            from ..hil.sitl_json import SitlJsonBackend
+            from ..hil.sitl_multi import sitl_backend
 
-            self.sitl = SitlJsonBackend(self.sim, bind=get("sitl_bind"), port=int(get("sitl_port")))
+            self.sitl = sitl_backend(self.sim, bind=get("sitl_bind"), port=int(get("sitl_port")))
             self.sitl.max_step = self.dt
         self.tf_names, vehicle_frames = messages.tf_names(self.system, get("frame_prefix"))
         self.tree_quats = messages.tree_quaternions(model)
