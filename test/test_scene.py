@@ -318,7 +318,7 @@ def test_check_names_the_scene(tmp_path, capsys):
     """``uvms-sim check`` says what the scene holds."""
     from uvms_sim.cli import main
 
-    path = heavy_with(tmp_path, "scene:\n  seabed: {type: plane, depth: 12.0}\n  structures:\n"
-                      "    - {name: pipe, shape: cylinder, size: [0.2, 5.0], xyz: [0, 0, 11.8]}\n")  # fmt: skip
+    pipe = "    - {name: pipe, shape: cylinder, size: [0.2, 5.0], xyz: [0, 0, 11.8]}\n"
+    path = heavy_with(tmp_path, "scene:\n  seabed: {type: plane, depth: 12.0}\n  structures:\n" + pipe)
     assert main(["check", str(path)]) == 0
     assert "scene: plane seabed, deepest 12 m, 1 structures (pipe)" in capsys.readouterr().out
