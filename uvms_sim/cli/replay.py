@@ -154,6 +154,12 @@ def _windowed(args, system, bags, names, voltages) -> int:
     except ValueError as exc:
         return error(str(exc))
     results = validate(system, runs, args.window, args.dt, args.impose)
+    if not results:
+        longest = max((r.t[-1] - r.t[0] if len(r.t) > 1 else 0.0) for r in runs)
+        return error(
+            f"no {args.window:g} s window fits in the recordings (the longest has {longest:.1f} s of "
+            "motion): use a shorter --window"
+        )
     imposed = f", imposing the measured {' and '.join(args.impose)}" if args.impose else ""
     print(f"windowed validation, {args.window:g} s windows from the measured state{imposed}:")
     print("  " + format_summary(summary(results)))
@@ -211,13 +217,16 @@ def _whole_replay(args, system, bag) -> None:
     from ..replay.report import format_table, plot
     from ..replay.run import replay, write_prediction
     from ..replay.windows import with_reversed_motors
+    from .progress import Progress
 
     if bag.reversed_motors is not None:
         system = with_reversed_motors(system, bag.reversed_motors)
     n_cmd, n_odo = len(bag.commands.t) + len(bag.overrides.t), len(bag.odometry.t)
     wall = time.monotonic()
     configurations: list | None = [] if args.out or args.rrd else None  # for the output bag and recording
-    t, predicted = replay(system, bag, dt=args.dt, progress=True, configurations=configurations)
+    progress = Progress("replaying, per cent")
+    t, predicted = replay(system, bag, dt=args.dt, progress=progress.update, configurations=configurations)
+    progress.close()
     wall = time.monotonic() - wall
     span = t[-1] - t[0] if len(t) > 1 else 0.0
     print(f"replayed {span:.1f} s of recording in {wall:.1f} s ({span / max(wall, 1e-9):.1f}x real time, "

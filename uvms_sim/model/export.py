@@ -296,7 +296,7 @@ def _shape_entry(shape: Shape) -> dict:
 
 def _scene(system: System) -> dict:
     """The ``scene`` of a description: the seabed and the structures (``scene.Scene``)."""
-    scene, out = system.scene, {}
+    scene, out = system.scene, dict[str, object]()
     if scene is None:
         return out
     sb = scene.seabed
