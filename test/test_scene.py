@@ -312,3 +312,13 @@ def test_links_declare_what_touches_with_defaults_from_their_hull(tmp_path):
     (shape,) = link_collisions(next(b for b in bodies if b.name == "base_link"))
     assert shape.shape == "cylinder" and shape.size == (0.2, 0.6)
     np.testing.assert_allclose(shape.xyz, [0.0, 0.0, 0.1])
+
+
+def test_check_names_the_scene(tmp_path, capsys):
+    """``uvms-sim check`` says what the scene holds."""
+    from uvms_sim.cli import main
+
+    pipe = "    - {name: pipe, shape: cylinder, size: [0.2, 5.0], xyz: [0, 0, 11.8]}\n"
+    path = heavy_with(tmp_path, "scene:\n  seabed: {type: plane, depth: 12.0}\n  structures:\n" + pipe)
+    assert main(["check", str(path)]) == 0
+    assert "scene: plane seabed, deepest 12 m, 1 structures (pipe)" in capsys.readouterr().out

@@ -55,6 +55,16 @@ def _summary(path: str) -> str:
             f"  tether {t.name}: {t.length:g} m in {t.segments} segments from {t.anchor.tolist()} (NED) "
             f"to {t.link} at {t.position.tolist()}"
         )
+    scene = system.scene
+    if scene is not None and (scene.seabed is not None or scene.structures):
+        sb = scene.seabed
+        seabed = "no seabed" if sb is None else f"{sb.kind} seabed, deepest {sb.water_depth():.4g} m"
+        names = ", ".join(s.name for s in scene.structures[:6]) + (
+            ", ..." if len(scene.structures) > 6 else ""
+        )
+        lines.append(
+            f"  scene: {seabed}, {len(scene.structures)} structures" + (f" ({names})" if names else "")
+        )
     return "\n".join(lines)
 
 
