@@ -434,3 +434,21 @@ def test_the_estimate_realigns_after_a_reset_or_a_teleport():
     est.started = False
     est.update_truth(moved, v)
     np.testing.assert_allclose(est.state()[0], moved, atol=1e-12)
+
+
+def test_the_python_api_checks_sensor_parameters_as_the_reader_does():
+    """``SensorSpec`` (the library's way in) refuses what the reader refuses: a DVL beam at 0
+    (its beams would be parallel: the velocity solve is singular), a field of strength 0 (no
+    direction to normalise: NaN headings), a pressure resolution of 1e-320 (a division by almost
+    nothing), naming the sensor and the key."""
+    cases = [
+        ("dvl", "beam_angle", 0.0),
+        ("magnetometer", "field_strength", 0.0),
+        ("pressure", "resolution", 1e-320),
+        ("magnetometer", "inclination", 2.0),
+    ]
+    for kind, key, value in cases:
+        with pytest.raises(ValueError, match=f"sensor s: {key}: expected"):
+            SensorSpec(kind, "s", "base", params=((key, value),))
+    with pytest.raises(ValueError, match="sensor s: position must be finite numbers within 100"):
+        SensorSpec("imu", "s", "base", position=[float("nan"), 0.0, 0.0])
