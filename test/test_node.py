@@ -546,3 +546,20 @@ def test_bad_names_at_start_are_one_line_errors(param, expected):
     out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "Traceback" not in out.stderr, out
     assert expected in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_a_first_start_says_that_it_compiles(capfd, monkeypatch):
+    """With the kernels not yet in numba's cache (the first start after a pip install), the
+    node says why the first odometry takes a minute and which command does it ahead; with
+    them cached it says nothing about it."""
+    import uvms_sim.ros.node as node_module
+
+    monkeypatch.setattr(node_module, "kernels_compiled", lambda: False)
+    with simulator(description="bluerov2", ardusub_frame="none"):
+        pass
+    err = capfd.readouterr().err
+    assert "compiling the physics kernels" in err and "uvms-sim kernels" in err
+    monkeypatch.setattr(node_module, "kernels_compiled", lambda: True)
+    with simulator(description="bluerov2", ardusub_frame="none"):
+        pass
+    assert "compiling the physics kernels" not in capfd.readouterr().err
