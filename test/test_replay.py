@@ -337,8 +337,10 @@ def test_live_mode_drives_a_running_simulator(tmp_path):
 
 
 def test_replay_command_line(tmp_path, capsys):
-    """``uvms-sim replay BAG --config CFG --out --plot --identify`` writes all three and prints
-    the comparison table and the counts of what it did not use."""
+    """``uvms-sim replay BAG --config CFG --out --plot --identify --window 4`` writes all three
+    (the fit, of a vehicle with Wu's hull, beats the shipped Heavy on the bag's last third) and
+    prints the comparison table and the counts of what it did not use; without a whole window
+    in the held-out third there is nothing to choose the fit by: a one-line error."""
     from uvms_sim.cli import main as cli_main
 
     bag_path = tmp_path / "cli"
@@ -355,7 +357,9 @@ def test_replay_command_line(tmp_path, capsys):
         "--axes",
         "u,w,r",
     ]
-    assert cli_main([*args, "--out", str(out), "--plot", str(png), *more]) == 0
+    assert cli_main([*args, *more]) == 2  # 12 s windows: none in the last 5 s
+    assert "hold no whole 12 s window to choose the fit by" in capsys.readouterr().err
+    assert cli_main([*args, "--out", str(out), "--plot", str(png), *more, "--window", "4"]) == 0
     text = capsys.readouterr().out
     assert (
         "RMSE" in text and "x real time" in text and "messages/s" in text and "thrust_forward_scale" in text

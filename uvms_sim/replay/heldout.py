@@ -144,6 +144,11 @@ def choose(
     for c in candidates(groups):
         options = {**fit, **{g: g in c for g in GROUP_OPTIONS}}
         check = held_out(system, bags, names, seconds, impose, prepared, **options)
+        if not check.original["windows"]:
+            raise ValueError(
+                f"the held-out data ({check.how}) hold no whole {seconds:g} s window to choose the fit by: "
+                "use a shorter --window or longer recordings"
+            )
         rows.append((c, check))
         if progress is not None:
             progress(_label(c), check)

@@ -477,7 +477,7 @@ def identify(
         sign = -1.0 if k < 2 * len(axes) else 1.0
         known = [e for e in (formal_all[k], spread[k]) if np.isfinite(e)]
         se = max(known) if known else np.nan
-        out[name] = (sign * float(values[k]), float(se) if se > 0.0 else np.nan)
+        out[name] = (sign * float(values[k]) + 0.0, float(se) if se > 0.0 else np.nan)  # + 0.0: no -0
         out.formal[name] = float(formal_all[k]) if formal_all[k] > 0.0 else np.nan
         out.spread[name] = float(spread[k])
     fisher = _fisher(Aw, names_out)
