@@ -479,6 +479,75 @@ def test_time_never_runs_backwards_on_teleport_or_reset():
         assert np.all(np.diff(stamps) >= 0.0) and stamps[-1] > t_before
 
 
+def test_run_time_parameter_sets_are_applied_whole_or_refused_whole():
+    """Over the node's parameter service (what ``ros2 param set`` uses): ``battery_voltage``
+    0 after 12 V puts the description's 16 V back (the thrust with it); an atomic set of
+    [battery_voltage 20, physics_rate 1000] is refused and 20 V is not applied; use_sim_time
+    changed while running is refused with a reason."""
+    from rclpy.parameter import Parameter
+    from rclpy.parameter_client import AsyncParameterClient
+
+    from uvms_sim.actuators import t200
+
+    with simulator(description="bluerov2_heavy", ardusub_frame="none", command_timeout=30.0) as (
+        sim,
+        user,
+        ex,
+    ):
+        client = AsyncParameterClient(user, "simulator")
+        assert client.wait_for_services(5.0)
+
+        def atomic(*params):
+            future = client.set_parameters_atomically(list(params))
+            assert spin_until(ex, future.done, timeout=5.0)
+            return future.result().result
+
+        def each(*params):
+            future = client.set_parameters(list(params))
+            assert spin_until(ex, future.done, timeout=5.0)
+            return future.result().results
+
+        bank = sim.sim.thrusters
+        bank.set_motor_pwm(np.full(8, 1700.0))
+        assert each(Parameter("battery_voltage", value=12.0))[0].successful
+        assert np.nanmax(bank.voltage) == 12.0
+        assert each(Parameter("battery_voltage", value=0.0))[0].successful
+        assert np.nanmax(bank.voltage) == 16.0 and np.nanmin(bank.voltage) == 16.0
+        assert float(bank.currents()[0]) == pytest.approx(
+            float(t200.current(1700.0, 16.0))
+        )  # the thrust's table
+        result = atomic(Parameter("battery_voltage", value=20.0), Parameter("physics_rate", value=1000.0))
+        assert not result.successful and "physics_rate is read at start only" in result.reason
+        assert np.nanmax(bank.voltage) == 16.0 and sim.get_parameter("battery_voltage").value == 0.0
+        [result] = each(Parameter("use_sim_time", value=True))
+        assert not result.successful and "use_sim_time is read at start only" in result.reason
+        assert sim.get_parameter("use_sim_time").value is False
+
+
+@pytest.mark.parametrize(
+    ("param", "expected"),
+    [
+        ("mavros_namespace:=bad name!", "parameter mavros_namespace: expected a ROS namespace"),
+        ("frame_id:=''", "parameter frame_id: expected a TF frame id"),
+        ("frame_id:=has space", "parameter frame_id: expected a TF frame id"),
+        ("world_frame:=/map", "parameter world_frame: expected a TF frame id"),
+        ("world_frame:=odom", "parameters world_frame and frame_id: both name 'odom'"),
+    ],
+)
+def test_bad_names_at_start_are_one_line_errors(param, expected):
+    """A namespace or frame id that ROS or TF cannot use, or a world frame that is the odometry
+    frame: the node stops with one line naming the parameter (exit 2), no traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cmd = [str(Path(sys.executable).parent / "simulator"), "--ros-args", "-p", "description:=bluerov2",
+           "-p", param]  # fmt: skip
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out
+    assert expected in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
 def test_a_first_start_says_that_it_compiles(capfd, monkeypatch):
     """With the kernels not yet in numba's cache (the first start after a pip install), the
     node says why the first odometry takes a minute and which command does it ahead; with

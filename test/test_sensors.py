@@ -6,6 +6,7 @@ in simulated time over DDS."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -248,23 +249,88 @@ def test_suites_are_deterministic_per_seed_and_differ_without_noise():
     assert all(abs(a - b) < 200.0 and a != b for a, b in zip(exact_p, noisy_p, strict=True))
 
 
-def test_sensor_descriptions_are_checked():
+def _with_sensor(line: str, name: str = "_sensors.yaml") -> Path:
     text = (CONFIG / "bluerov2_heavy.yaml").read_text()
-    for bad, why in (
-        ("{type: sonar}", "expected one of"),
-        ("{type: imu, gyro_noise: 0.1}", "unknown key"),
-        ("{type: dvl, rate: 0}", "rate must be > 0"),
-        ("{type: imu, link: nowhere}", "no link named"),
-    ):
-        broken = text.replace("      - {type: imu, position: [0.0, 0.0, -0.05]}", f"      - {bad}", 1)
-        path = Path(__file__).parent / "data" / "_bad_sensors.yaml"
+    path = Path(__file__).parent / "data" / name
+    path.write_text(text.replace("      - {type: imu, position: [0.0, 0.0, -0.05]}", f"      - {line}", 1))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("bad", "key", "why"),
+    [
+        ("{type: sonar}", "type", "expected one of"),
+        ("{type: imu, gyro_noise: 0.1}", "gyro_noise", "unknown key"),
+        ("{type: dvl, rate: 0}", "rate", "expected more than 0 to 10000, got 0"),
+        ("{type: imu, rate: 1e9}", "rate", "expected more than 0 to 10000"),
+        ("{type: imu, link: nowhere}", "link", "no link named"),
+        (
+            "{type: dvl, beam_angle: 0}",
+            "beam_angle",
+            "expected more than 0 to less than 1.5708 rad (0 to 90 deg)",
+        ),
+        ("{type: dvl, beam_angle: 1.5707963267948966}", "beam_angle", "to less than 1.5708"),
+        ("{type: altimeter, beam_width: 0}", "beam_width", "expected more than 0"),
+        ("{type: altimeter, min_range: 5, max_range: 2}", "max_range", "expected more than min_range (5)"),
+        ("{type: dvl, max_altitude: 0.01}", "max_altitude", "expected more than min_altitude (0.05)"),
+        ("{type: magnetometer, field_strength: 0}", "field_strength", "expected more than 0"),
+        ("{type: magnetometer, inclination: 2}", "inclination", "-90 to 90 deg"),
+        ("{type: magnetometer, declination: -4}", "declination", "-180 to 180 deg"),
+        (
+            "{type: pressure, resolution: 1e-320}",
+            "resolution",
+            "expected 0 (no rounding) or at least 0.001 Pa",
+        ),
+        ("{type: pressure, noise: -1}", "noise", "expected from 0 to 1e+06"),
+        ("{type: pressure, noise: fast}", "noise", "expected true, false, a standard deviation (noise)"),
+        ("{type: imu, noise: 0.1}", "noise", "or a mapping of ['gyro_noise_density'"),
+        ("{type: imu, noise: {velocity_noise: 1}}", "velocity_noise", "unknown key"),
+        ("{type: dvl, velocity_noise: 0.1, noise: {velocity_noise: 0.2}}", "velocity_noise", "given twice"),
+        ("{type: imu, position: [1e6, 0, 0]}", "position", "within +-100"),
+        ("{type: imu}\n      - {type: imu}", "sensors[1]", "name 'imu' is used by two sensors"),
+    ],
+)
+def test_sensor_descriptions_are_checked(bad, key, why):
+    """A sensor key out of its range, of the wrong kind, or a sensor name used twice: one
+    error naming the file and the key, and what was expected."""
+    path = _with_sensor(bad, "_bad_sensors.yaml")
+    try:
+        with pytest.raises(ConfigError, match=re.escape(why)) as err:
+            load(path)
+        text = str(err.value)
+        assert "_bad_sensors.yaml:" in text and "sensors" in text and key in text and "\n" not in text, text
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def test_noise_is_a_switch_a_standard_deviation_or_a_mapping_of_them_for_every_sensor():
+    """``noise`` means the standard deviations for every type (docs/config.md): false/true as the
+    switch, a number as the type's one standard deviation (pressure, magnetometer, altimeter,
+    DVL), a mapping naming them (the IMU's too); a southern-hemisphere field (negative
+    inclination and a west declination) is accepted and read back as such."""
+    cases = {
+        "{type: pressure, noise: false}": ("pressure", False, {}),
+        "{type: pressure, noise: 5.0}": ("pressure", True, {"noise": 5.0}),
+        "{type: magnetometer, noise: {noise: 1e-7}}": ("magnetometer", True, {"noise": 1e-7}),
+        "{type: altimeter, noise: 0.01}": ("altimeter", True, {"noise": 0.01}),
+        "{type: dvl, noise: 0.004}": ("dvl", True, {"velocity_noise": 0.004}),
+        "{type: imu, noise: {gyro_noise_density: 1e-4}}": ("imu", True, {"gyro_noise_density": 1e-4}),
+        "{type: imu, noise: true}": ("imu", True, {}),
+        "{type: magnetometer, inclination: -1.1, declination: -0.3}": (
+            "magnetometer", True, {"inclination": -1.1, "declination": -0.3}),
+    }  # fmt: skip
+    for line, (kind, switch, params) in cases.items():
+        path = _with_sensor(line.replace("{type:", "{name: probe, type:"))
         try:
-            path.write_text(broken)
-            with pytest.raises(ConfigError, match=why) as err:
-                load(path)
-            assert "_bad_sensors.yaml:" in str(err.value) and "sensors" in str(err.value)
+            [spec] = [s for s in load(path).vehicles[0].sensors if s.name.endswith("probe")]
         finally:
             path.unlink(missing_ok=True)
+        assert spec.noise is switch, line
+        for k, v in {**DEFAULTS[kind], **params}.items():
+            assert spec.value(k) == v, (line, k)
+    south = SensorSpec("magnetometer", "mag", "base", params=(("inclination", -1.1),), noise=False)
+    m = Magnetometer(south, Mount.of(south, 0), np.random.default_rng(0)).read(Pose())
+    assert math.atan2(m[2], math.hypot(m[0], m[1])) == pytest.approx(-1.1)  # the field points up
 
 
 def test_the_node_publishes_noisy_sensors_at_exact_rates_beside_the_ground_truth():
@@ -375,3 +441,21 @@ def test_the_estimate_realigns_after_a_reset_or_a_teleport():
     est.started = False
     est.update_truth(moved, v)
     np.testing.assert_allclose(est.state()[0], moved, atol=1e-12)
+
+
+def test_the_python_api_checks_sensor_parameters_as_the_reader_does():
+    """``SensorSpec`` (the library's way in) refuses what the reader refuses: a DVL beam at 0
+    (its beams would be parallel: the velocity solve is singular), a field of strength 0 (no
+    direction to normalise: NaN headings), a pressure resolution of 1e-320 (a division by almost
+    nothing), naming the sensor and the key."""
+    cases = [
+        ("dvl", "beam_angle", 0.0),
+        ("magnetometer", "field_strength", 0.0),
+        ("pressure", "resolution", 1e-320),
+        ("magnetometer", "inclination", 2.0),
+    ]
+    for kind, key, value in cases:
+        with pytest.raises(ValueError, match=f"sensor s: {key}: expected"):
+            SensorSpec(kind, "s", "base", params=((key, value),))
+    with pytest.raises(ValueError, match="sensor s: position must be finite numbers within 100"):
+        SensorSpec("imu", "s", "base", position=[float("nan"), 0.0, 0.0])

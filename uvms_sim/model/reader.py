@@ -22,7 +22,9 @@ from ..spatial import Array
 from .body import inertia_problem
 from .hydro_reader import read_hydrodynamics
 from .sensor_specs import DEFAULTS as SENSOR_DEFAULTS
-from .sensor_specs import SensorSpec
+from .sensor_specs import MAIN_NOISE, SensorSpec, check_pair, check_value
+from .sensor_specs import MAX_OFFSET as MAX_SENSOR_OFFSET
+from .sensor_specs import NOISE_KEYS as SENSOR_NOISE_KEYS
 from .system import (
     THRUSTER_MODEL_KEYS,
     THRUSTER_MODEL_RANGES,
@@ -288,7 +290,7 @@ def read_vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
         else []
     )
     if "sensors" in cur:
-        _unique(sensors, cur["sensors"], "name", lambda s: s.name)
+        _unique(sensors, cur["sensors"], "name", lambda s: s.name, "sensors")
     return VehicleSpec(
         name,
         root,
@@ -315,18 +317,58 @@ def _sensor(cur: Cursor, prefix: str, links: set[str], root: str) -> SensorSpec:
         ("type",), ("name", "link", "position", "rpy", "noise", "description", *SENSOR_DEFAULTS[kind])
     )
     link = _link_name(cur["link"], links, prefix) if "link" in cur else root
-    params = tuple((k, cur[k].number(lo=0.0)) for k in SENSOR_DEFAULTS[kind] if k in cur)
+    values: dict[str, float] = {}
+    where: dict[str, Cursor] = {}
+    for k in SENSOR_DEFAULTS[kind]:
+        if k in cur and k != "noise":
+            values[k], where[k] = cur[k].number(), cur[k]
+    noise = True
+    if "noise" in cur:  # sensor_specs module doc: a switch, a standard deviation or a mapping of them
+        noise = _sensor_noise(cur["noise"], kind, values, where)
+    for k, v in values.items():
+        why = check_value(kind, k, v)
+        if why is not None:
+            raise where[k].error(why)
+    pair = check_pair({**SENSOR_DEFAULTS[kind], **values})
+    if pair is not None:
+        raise (where.get(pair[0]) or cur).error(pair[1])
+    position, rpy = _pose(cur, None, "position")
+    for key, vector in (("position", position), ("rpy", rpy)):
+        if not np.all(np.abs(vector) <= MAX_SENSOR_OFFSET):
+            raise cur[key].error(f"expected numbers within +-{MAX_SENSOR_OFFSET:g}, got {list(vector)}")
     try:
         return SensorSpec(
             kind,
             prefix + (cur["name"].text() if "name" in cur else kind),
             link,
-            *_pose(cur, None, "position"),
-            params,
-            cur["noise"].boolean() if "noise" in cur else True,
+            position,
+            rpy,
+            tuple(values.items()),
+            noise,
         )
     except ValueError as exc:
         raise cur.error(str(exc)) from None
+
+
+def _sensor_noise(cur: Cursor, kind: str, values: dict[str, float], where: dict[str, Cursor]) -> bool:
+    """``noise``: true/false (the defaults / exact readings), a number (the type's one standard
+    deviation) or a mapping of standard deviations, set into ``values``; the switch."""
+    if isinstance(cur.value, bool):
+        return cur.value
+    keys = SENSOR_NOISE_KEYS[kind]
+    if isinstance(cur.value, dict):
+        cur.mapping(optional=keys)
+        given = {k: cur[k] for k in keys if k in cur}
+    elif kind in MAIN_NOISE and not isinstance(cur.value, (str, list)) and cur.value is not None:
+        given = {MAIN_NOISE[kind]: cur}
+    else:
+        number = f"a standard deviation ({MAIN_NOISE[kind]}), " if kind in MAIN_NOISE else ""
+        raise cur.error(f"expected true, false, {number}or a mapping of {list(keys)}, got {cur.value!r}")
+    for k, c in given.items():
+        if k in where and where[k] is not c:
+            raise c.error(f"{k} is given twice (beside noise and in it)")
+        values[k], where[k] = c.number(), c
+    return True
 
 
 def _thruster_model(cur: Cursor) -> tuple[tuple[str, object], ...]:
@@ -357,11 +399,11 @@ def _thruster_model(cur: Cursor) -> tuple[tuple[str, object], ...]:
     return tuple(out)
 
 
-def _unique(items, cur: Cursor, what: str, key) -> None:
+def _unique(items, cur: Cursor, what: str, key, owners: str = "thrusters") -> None:
     seen = set()
     for k, item in enumerate(items):
         if key(item) in seen:
-            raise cur.seq()[k].error(f"{what} {key(item)!r} is used by two thrusters")
+            raise cur.seq()[k].error(f"{what} {key(item)!r} is used by two {owners}")
         seen.add(key(item))
 
 

@@ -4,7 +4,12 @@
 
 Each sensor: ``type``, ``name`` (default: the type), ``link`` (default: the vehicle's root),
 ``position`` and ``rpy`` (its frame in the link's axes; default the link origin and axes),
-``rate`` (Hz of simulated time) and its noise parameters; ``noise: false`` turns the noise off.
+``rate`` (Hz of simulated time) and its parameters (``DEFAULTS``, within ``RANGES``).
+
+``noise`` means one thing for every type: the standard deviations of its noise (``NOISE_KEYS``),
+as a number (the type's one standard deviation, ``MAIN_NOISE``: not for the IMU, whose two
+have different units) or a mapping of them (``{gyro_noise_density: 1e-4}``); ``noise: false``
+is an alias of exact readings (every standard deviation 0) and ``noise: true`` of the defaults.
 """
 
 from __future__ import annotations
@@ -67,6 +72,63 @@ DEFAULTS: dict[str, dict[str, float]] = {
     },
 }
 
+# The noise standard deviations of each type: what ``noise`` may set (module doc), and the one
+# a bare number sets (the IMU's two have different units: a mapping names them).
+NOISE_KEYS: dict[str, tuple[str, ...]] = {
+    "imu": ("gyro_noise_density", "gyro_bias_instability", "gyro_random_walk", "accel_noise_density",
+            "accel_bias_instability", "accel_random_walk"),
+    "pressure": ("noise",),
+    "magnetometer": ("noise",),
+    "altimeter": ("noise",),
+    "dvl": ("velocity_noise",),
+}  # fmt: skip
+MAIN_NOISE = {"pressure": "noise", "magnetometer": "noise", "altimeter": "noise", "dvl": "velocity_noise"}
+MAX_NOISE = 1.0e6  # in the parameter's unit: beyond this no reading would mean anything
+MAX_RATE = 10_000.0  # Hz
+MAX_OFFSET = 100.0  # m: a sensor this far from its link is a slip
+MAX_RANGE = 10_000.0  # m
+# parameter -> (lowest, highest, lowest excluded, highest excluded); the noise keys: 0..MAX_NOISE
+RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "rate": (0.0, MAX_RATE, True, False),
+    "bias_correlation_time": (0.0, 1.0e7, True, False),
+    "resolution": (0.0, 1.0e5, False, False),  # Pa; 0: no rounding, else at least MIN_RESOLUTION
+    "field_strength": (0.0, 1.0e-3, True, False),  # T (the Earth's: 25-65 uT)
+    "inclination": (-math.pi / 2, math.pi / 2, False, False),  # rad (negative: southern hemisphere)
+    "declination": (-math.pi, math.pi, False, False),  # rad (negative: west of true north)
+    "beam_width": (0.0, math.pi, True, True),  # rad, full cone
+    "beam_angle": (0.0, math.pi / 2, True, True),  # rad from the DVL's axis
+    "min_range": (0.0, MAX_RANGE, False, False),
+    "max_range": (0.0, MAX_RANGE, True, False),
+    "min_altitude": (0.0, MAX_RANGE, False, False),
+    "max_altitude": (0.0, MAX_RANGE, True, False),
+}
+MIN_RESOLUTION = 1.0e-3  # Pa: a finer step (1e-320) is a slip that would divide by almost nothing
+ANGLES = {"inclination", "declination", "beam_width", "beam_angle"}
+
+
+def check_value(kind: str, key: str, value: float) -> str | None:
+    """Why ``value`` cannot be sensor parameter ``key`` of a ``kind`` sensor (``RANGES``), or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return f"expected a finite number, got {value!r}"
+    lo, hi, lo_open, hi_open = RANGES.get(key, (0.0, MAX_NOISE, False, False))
+    if (value <= lo if lo_open else value < lo) or (value >= hi if hi_open else value > hi):
+        unit = f" rad ({math.degrees(lo):g} to {math.degrees(hi):g} deg)" if key in ANGLES else ""
+        return (
+            f"expected {'more than' if lo_open else 'from'} {lo:g} {'to less than' if hi_open else 'to'} "
+            f"{hi:g}{unit}, got {value:g}"
+        )
+    if key == "resolution" and 0.0 < value < MIN_RESOLUTION:
+        return f"expected 0 (no rounding) or at least {MIN_RESOLUTION:g} Pa, got {value:g}"
+    return None
+
+
+def check_pair(values: dict[str, float]) -> tuple[str, str] | None:
+    """(key, why) when a minimum is not below its maximum, else None."""
+    for lo, hi in (("min_range", "max_range"), ("min_altitude", "max_altitude")):
+        if lo in values and hi in values and not values[lo] < values[hi]:
+            return hi, f"expected more than {lo} ({values[lo]:g}), got {values[hi]:g}"
+    return None
+
 
 @dataclass(frozen=True)
 class SensorSpec:
@@ -92,15 +154,17 @@ class SensorSpec:
                 f"{self.type}: unknown parameters {sorted(unknown)}; known: {sorted(DEFAULTS[self.type])}"
             )
         for k, v in values.items():
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0.0):
-                raise ValueError(f"{self.type} {k} must be a finite number >= 0, got {v!r}")
-        if not values["rate"] > 0.0:
-            raise ValueError(f"{self.type} rate must be > 0 Hz")
+            why = check_value(self.type, k, v)
+            if why is not None:
+                raise ValueError(f"sensor {self.name}: {k}: {why}")
+        pair = check_pair(values)
+        if pair is not None:
+            raise ValueError(f"sensor {self.name}: {pair[0]}: {pair[1]}")
         object.__setattr__(self, "params", tuple(sorted((k, float(v)) for k, v in values.items())))
         for name in ("position", "rpy"):
             vector = np.array(getattr(self, name), dtype=float).reshape(3)
-            if not np.all(np.isfinite(vector)):
-                raise ValueError(f"sensor {self.name}: {name} must be finite")
+            if not np.all(np.abs(vector) <= MAX_OFFSET):
+                raise ValueError(f"sensor {self.name}: {name} must be finite numbers within {MAX_OFFSET:g}")
             object.__setattr__(self, name, vector)
 
     @property

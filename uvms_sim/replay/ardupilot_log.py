@@ -34,6 +34,19 @@ The parameters that matter for the replay (ArduSub 4.x):
   navigation, as on most BlueROV2s) the EKF's horizontal velocity is not a measurement, and the
   recording says so (``BagContents.horizontal`` False): only heave, roll, pitch and yaw are
   compared.
+- ``BARO_SPEC_GRAV`` outside ``SPECIFIC_GRAVITY`` is taken as 1.0, with a note.
+
+ArduSub 3.x logs its sensor instances as messages of their own without an instance field
+(``IMU``/``IMU2``, ``BARO``/``BAR2``, ``BAT``/``BAT2``: ``INSTANCE_OF_NAME``), ``ATT`` in
+centidegrees and EKF2's ``NKF1`` (taken when there is no ``XKF1``); pymavlink scales the fields,
+and the instance comes from the name.
+
+A log that is not clean (docs/replay.md): a record with a value that is not a finite number
+within ``bag.MAX_MOTION`` is dropped, as is one without its message's fields (a damaged FMT),
+both counted by message in one warning; the log is cut at each reboot and the boot with the most
+servo outputs is used; a wrapping clock (``WRAPPING``) is unwrapped; pymavlink's own output
+about damaged bytes is counted, not printed, and a file of which nothing decodes is a
+``BagError``.
 """
 
 from __future__ import annotations

@@ -28,7 +28,14 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   is how often the emulated ArduSub runs its loop (its outputs are held in between).
 - ``battery_voltage`` (V; 0: the description's): the supply voltage of the thrusters modelled
   from Blue Robotics' T200 tables (preset ``t200``, 10-20 V); ``ros2 param set`` changes it
-  while the simulation runs (a value outside 10-20 V is refused).
+  while the simulation runs (a value outside 10-20 V is refused; 0 puts the description's back).
+
+Names are checked at start: ``mavros_namespace`` must be a ROS namespace, the frame ids TF frame
+ids (no spaces, not starting with "/"; ``frame_id`` not empty), and ``world_frame`` must not be
+the odometry frame; a bad one stops the node with one line naming it. While running, only
+``battery_voltage`` and the reels' ``tethers.*`` change; every other parameter, and
+``use_sim_time``, is refused with the reason. A set of several (``ros2 param load``, an atomic
+set) is checked whole before any is applied: all or none.
 - ``marker_rate`` (Hz of simulated time, 10; 0: off): how often at most ``markers`` (thrust
   arrows, water surface, seabeds, current) are published for RViz (at the first publish period
   each 1/``marker_rate`` s), and at most 30 times a wall-clock second when the simulation runs
@@ -128,7 +135,7 @@ from ..sensors.suite import SensorSuite
 from ..simulator import Simulator
 from ..viz.web_front import ServeError
 from . import messages
-from .parameters import PARAMETERS, check_parameter
+from .parameters import PARAMETERS, check_frames, check_parameter
 from .scene import Scene
 from .sensor_topics import SensorTopics
 from .vehicle_io import VehicleIO
@@ -334,6 +341,7 @@ class SimulatorNode(Node):
             self.undeclare_parameter(name)
         values = {name: check_parameter(name, self.get_parameter(name).value) for name in PARAMETERS}
         values["use_sim_time"] = self.get_parameter("use_sim_time").value
+        check_frames(values)
         return values
 
     def _sensors(self, seed: int, noise: bool, prefix: str) -> None:
@@ -429,7 +437,12 @@ class SimulatorNode(Node):
         """The thrusters' supply voltage (0: keep the description's); ValueError outside the
         T200 tables' 10-20 V or for a system whose thrusters have no voltage model."""
         bank = self.sim.thrusters
-        if volts == 0.0:
+        if not hasattr(self, "description_kinds"):
+            self.description_kinds = list(bank.kinds) if bank is not None else []
+        if volts == 0.0:  # back to the description's
+            if bank is not None:
+                with self.lock:
+                    bank.kinds = list(self.description_kinds)
             return
         if bank is None or np.all(np.isnan(bank.voltage)):
             raise ValueError("battery_voltage needs thrusters modelled from the T200 tables (preset t200)")
@@ -437,22 +450,40 @@ class SimulatorNode(Node):
             bank.set_voltage(volts)
 
     def on_parameters(self, params) -> SetParametersResult:
-        """Run-time changes: ``battery_voltage`` is applied; the others take effect at start
-        only and are refused while running."""
+        """Run-time changes: ``battery_voltage`` (0: the description's again) and the reels'
+        ``tethers.*`` are applied; the others take effect at start only and are refused while
+        running, ``use_sim_time`` too (the clock of every stamp would change under the
+        subscribers). A set of several is checked whole before any is applied (all or none)."""
+        if not hasattr(self, "thread"):  # declaring at start: checked by _declare_parameters
+            return SetParametersResult(successful=True)
+        voltage = None
+        tethers = []
         for p in params:
-            if tether_parameter(p.name) is not None and hasattr(self, "water"):
-                reason = self.water.on_parameter(p.name, p.value)
-                if reason is not None:
-                    return SetParametersResult(successful=False, reason=reason)
-                continue
-            if p.name != "battery_voltage":
-                if p.name in PARAMETERS and hasattr(self, "thread"):
-                    return SetParametersResult(successful=False, reason=f"{p.name} is read at start only")
-                continue
-            try:
-                self.apply_voltage(check_parameter(p.name, p.value))
-            except (TypeError, ValueError) as exc:
-                return SetParametersResult(successful=False, reason=str(exc))
+            if tether_parameter(p.name) is not None:
+                tethers.append(p)
+            elif p.name == "battery_voltage":
+                try:
+                    voltage = check_parameter(p.name, p.value)
+                except (TypeError, ValueError) as exc:
+                    return SetParametersResult(successful=False, reason=str(exc))
+            elif p.name == "use_sim_time":
+                return SetParametersResult(
+                    successful=False,
+                    reason="use_sim_time is read at start only (the node's clock and /clock are chosen then)",
+                )
+            elif p.name in PARAMETERS:
+                return SetParametersResult(successful=False, reason=f"{p.name} is read at start only")
+        for p in tethers:
+            reason = self.water.check_parameter(p.name, p.value)
+            if reason is not None:
+                return SetParametersResult(successful=False, reason=reason)
+        try:  # the last check: the bank changes all its thrusters or none
+            if voltage is not None:
+                self.apply_voltage(voltage)
+        except (TypeError, ValueError) as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        for p in tethers:
+            self.water.on_parameter(p.name, p.value)
         return SetParametersResult(successful=True)
 
     # -- inputs ---------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ ranges of the numeric ones, and the check that types a given value or names what
 from __future__ import annotations
 
 import math
+import re
 
 PARAMETERS = {
     "description": "bluerov2",
@@ -53,6 +54,15 @@ RANGES = {
     "web_view_rate": (0.1, 1000.0),
 }
 MAX_POSITION = 1.0e5  # m: a set_pose farther from the origin than this is refused
+# Names: a ROS namespace (relative: letters, digits and underscores in parts separated by "/",
+# each starting with a letter), and TF frame ids (tf2 takes any text, but a frame with spaces
+# or a leading "/" cannot be looked up by name from the command line or RViz; "" only where it
+# means "none").
+NAMESPACE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*")
+FRAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*(/[A-Za-z0-9_][A-Za-z0-9_.\-]*)*")
+NAMES = {"mavros_namespace": NAMESPACE, "frame_id": FRAME, "frame_prefix": FRAME, "world_frame": FRAME,
+         "local_position_frame_id": FRAME, "local_position_child_frame_id": FRAME}  # fmt: skip
+MAY_BE_EMPTY = {"frame_prefix", "world_frame", "local_position_frame_id", "local_position_child_frame_id"}
 
 
 def check_parameter(name: str, value):
@@ -65,6 +75,20 @@ def check_parameter(name: str, value):
     if isinstance(default, str):
         if not isinstance(value, str):
             raise ValueError(f"parameter {name}: expected a text, got {value!r}")
+        pattern = NAMES.get(name)
+        named = value + "odom" if name == "frame_prefix" else value  # a prefix may end in "/"
+        if (
+            pattern is not None
+            and not (value == "" and name in MAY_BE_EMPTY)
+            and not pattern.fullmatch(named)
+        ):
+            what = (
+                "a ROS namespace (letters, digits and _ in parts separated by /, each starting with a letter)"
+                if pattern is NAMESPACE
+                else "a TF frame id (letters, digits, _ . - and /, no spaces, not starting with /)"
+            )
+            empty = ' or "" (none)' if name in MAY_BE_EMPTY else ""
+            raise ValueError(f"parameter {name}: expected {what}{empty}, got {value!r}")
         return value
     if isinstance(default, list):
         values = list(value) if isinstance(value, list | tuple) else None
@@ -88,3 +112,13 @@ def check_parameter(name: str, value):
     if not lo <= value <= hi:
         raise ValueError(f"parameter {name}: expected {lo:g} to {hi:g}, got {value!r}")
     return float(value) if isinstance(default, float) else int(value)
+
+
+def check_frames(values: dict) -> None:
+    """ValueError for frame parameters that name the same frame twice (TF would have a loop)."""
+    odom = values["frame_prefix"] + values["frame_id"]
+    if values["world_frame"] == odom:
+        raise ValueError(
+            f"parameters world_frame and frame_id: both name {odom!r} (the world frame is the parent of "
+            "frame_id in TF; set world_frame:='' for none)"
+        )

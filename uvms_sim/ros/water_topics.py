@@ -107,16 +107,24 @@ class WaterTopics:
         with self.node.loop.lock:  # type: ignore[attr-defined]
             self.tethers[name].command(float(length), float(speed))
 
-    def on_parameter(self, name: str, value) -> str | None:
-        """Apply a reel parameter set at run time; the reason it is refused, or None."""
+    def check_parameter(self, name: str, value) -> str | None:
+        """Why a reel parameter set at run time is refused, or None."""
         parsed = tether_parameter(name)
         if parsed is None or parsed[0] not in self.tethers:
             return f"{name}: no such tether; tethers are {sorted(self.tethers)}"
-        tether, fieldname = parsed
         try:
-            number = check_reel(fieldname, value)
+            check_reel(parsed[1], value)
         except ValueError as exc:
             return str(exc)
+        return None
+
+    def on_parameter(self, name: str, value) -> str | None:
+        """Apply a reel parameter set at run time; the reason it is refused, or None."""
+        reason = self.check_parameter(name, value)
+        if reason is not None:
+            return reason
+        tether, fieldname = tether_parameter(name)  # type: ignore[misc]
+        number = check_reel(fieldname, value)
         reel = self.tethers[tether]
         length, speed = (number, reel.speed) if fieldname == "length" else (reel.target, number)
         self.command(tether, length, speed)
