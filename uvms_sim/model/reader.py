@@ -424,8 +424,9 @@ def _include(cur: Cursor, base_dir: Path) -> Cursor:
             args = {str(k): str(c.value) for k, c in xa.items()}
         return read_urdf(path, args)
     if suffix in YAML_SUFFIXES:
+        # only its vehicle is taken: its environment and scene are the including description's
         top = Cursor(read_yaml(path), path).mapping(
-            ("vehicles",), ("name", "description", "sources", "environment")
+            ("vehicles",), ("name", "description", "sources", "environment", "scene")
         )
         vs = top["vehicles"].seq("a list of vehicles")
         if len(vs) != 1:
