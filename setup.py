@@ -29,6 +29,8 @@ RUNTIME = [
     "gymnasium>=1.0",  # uvms_sim.gym
     "moordyn>=2.7.2,<2.8",  # the tether (uvms_sim.tether): MoorDyn's lumped-mass line
     "pygeomag>=1.1,<2",  # the World Magnetic Model (WMM2025) for the HIL compass
+    "trimesh>=4.5,<6",  # the scene's meshes (uvms_sim.scene)
+    "embreex>=4.3,<5",  # rays cast into the scene (Embree, through trimesh)
 ]
 ROS_WHEELS = [
     "ros-rclpy[fastrtps]>=9.1",

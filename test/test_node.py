@@ -477,3 +477,20 @@ def test_time_never_runs_backwards_on_teleport_or_reset():
         assert spin_until(executor, lambda: len(ear.msgs["/clock"]) > n + 20)
         stamps = [c.clock.sec + 1e-9 * c.clock.nanosec for c in ear.msgs["/clock"]]
         assert np.all(np.diff(stamps) >= 0.0) and stamps[-1] > t_before
+
+
+def test_a_first_start_says_that_it_compiles(capfd, monkeypatch):
+    """With the kernels not yet in numba's cache (the first start after a pip install), the
+    node says why the first odometry takes a minute and which command does it ahead; with
+    them cached it says nothing about it."""
+    import uvms_sim.ros.node as node_module
+
+    monkeypatch.setattr(node_module, "kernels_compiled", lambda: False)
+    with simulator(description="bluerov2", ardusub_frame="none"):
+        pass
+    err = capfd.readouterr().err
+    assert "compiling the physics kernels" in err and "uvms-sim kernels" in err
+    monkeypatch.setattr(node_module, "kernels_compiled", lambda: True)
+    with simulator(description="bluerov2", ardusub_frame="none"):
+        pass
+    assert "compiling the physics kernels" not in capfd.readouterr().err

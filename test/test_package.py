@@ -204,6 +204,8 @@ def test_a_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path):
     missing = sh(str(bin_ / "simulator"), check=False)
     assert missing.returncode == 1 and "uvms-sim build-interfaces" in missing.stderr
     sh(str(bin_ / "uvms-sim"), "build-interfaces", timeout=900)
+    kernels = sh(str(bin_ / "uvms-sim"), "kernels", timeout=1800)  # the README's step after an install
+    assert "compiled kernels ready in" in kernels.stdout
     models = sh(str(bin_ / "uvms-sim"), "models").stdout
     assert "bluerov2_heavy" in models and str(venv) in models
     node = subprocess.Popen(
@@ -217,12 +219,13 @@ def test_a_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path):
         node.send_signal(signal.SIGINT)
         out = node.communicate(timeout=60)[0]
     assert "bluerov2_heavy from" in out and "Traceback" not in out, out
+    assert "compiling the physics kernels" not in out, out  # compiled ahead: the node starts at once
 
 
 # The package's layers, lowest first: a module may import from its own layer's package or a
 # lower layer, never a higher one (module-level and function-level imports alike).
 LAYERS = (
-    "log", "spatial", "frames", "hydro", "tether", "model", "dynamics", "sensors", "actuators",
+    "log", "spatial", "frames", "hydro", "scene", "tether", "model", "dynamics", "sensors", "actuators",
     "simulator", "station", "kernels", "loop", "viz", "gym", "hil", "replay", "sweep", "ros", "rosidl_build",
     "demo", "cli", "entry",
 )  # fmt: skip

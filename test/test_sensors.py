@@ -17,7 +17,8 @@ from sensor_msgs.msg import Imu, Range
 from uvms_sim.hydro.environment import Seafloor
 from uvms_sim.model import ConfigError, load
 from uvms_sim.model.sensor_specs import DEFAULTS, SensorSpec
-from uvms_sim.sensors.acoustic import Altimeter, Dvl, beam_range
+from uvms_sim.scene import PlaneSeabed, Scene, SceneRays
+from uvms_sim.sensors.acoustic import Altimeter, Dvl
 from uvms_sim.sensors.imu import Imu as ImuModel
 from uvms_sim.sensors.magnetometer import Magnetometer
 from uvms_sim.sensors.mount import Mount
@@ -113,6 +114,11 @@ def test_the_imu_reads_the_lever_arm_and_its_mounting():
     np.testing.assert_allclose(accel2, [-1.2, 0.0, 9.80665], atol=1e-12)
 
 
+def scene_of(depth: float, slope: tuple[float, float] = (0.0, 0.0)) -> SceneRays:
+    """What the acoustic sensors see of a scene with only a plane seabed."""
+    return SceneRays(Scene(PlaneSeabed(depth, slope)))
+
+
 def dvl(noise_on: bool = False, **params) -> Dvl:
     spec = SensorSpec("dvl", "dvl", "base", params=tuple(params.items()), noise=noise_on)
     return Dvl(spec, Mount.of(spec, 0), np.random.default_rng(5))
@@ -124,7 +130,7 @@ def test_the_dvl_loses_lock_at_its_range_over_a_flat_seabed():
     below 0.05 m along the beams it is lost too. While locked the velocity is the vehicle's
     over the ground, in the DVL's axes, and the altitude is the true one."""
     sensor = dvl()
-    floor = Seafloor(100.0)
+    floor = scene_of(100.0)
     moving = (0.4, -0.1, 0.05, 0.0, 0.0, 0.0)
     for h, valid in ((46.1, True), (46.3, False), (1.0, True), (0.04, False)):
         reading = sensor.read(Pose(p=(0, 0, 100.0 - h), v=moving), floor)
@@ -149,7 +155,7 @@ def test_the_dvl_drops_beams_one_by_one_over_a_sloped_seabed():
     seen = []
     for z in heights:
         pose = Pose(p=(0, 0, 60.0 - z), v=(0.2, 0.1, 0.0, 0, 0, 0))
-        reading = sensor.read(pose, floor)
+        reading = sensor.read(pose, scene_of(60.0, (slope, 0.0)))
         h_perp = floor.distance(pose.p_world[0])
         expected = [h_perp / -(n @ b) if -(n @ b) > 0 else np.inf for b in sensor.beams]
         expected = np.where((np.array(expected) >= 0.05) & (np.array(expected) <= 50.0), expected, np.nan)
@@ -163,14 +169,15 @@ def test_the_dvl_drops_beams_one_by_one_over_a_sloped_seabed():
     forward = sensor.beams[:, 0] > 0
     two = next(k for k, v in enumerate(seen) if v == 2)
     pose = Pose(p=(0, 0, 60.0 - heights[two]))
-    assert np.all(np.isnan(sensor.read(pose, floor).ranges[forward]))  # the down-slope (northern) pair
+    ranges = sensor.read(pose, scene_of(60.0, (slope, 0.0))).ranges
+    assert np.all(np.isnan(ranges[forward]))  # the down-slope (northern) pair
 
 
 def test_dvl_noise_matches_its_reported_covariance():
     """With noise on, the velocity errors of 20 000 readings have the covariance the DVL reports
     (sigma^2 (B^T B)^-1) within 5 % on the diagonal."""
     sensor = dvl(noise_on=True)
-    floor = Seafloor(20.0)
+    floor = scene_of(20.0)
     errors, cov = [], None
     for _ in range(20_000):
         r = sensor.read(Pose(p=(0, 0, 10.0), v=(0.3, 0.0, 0.0, 0, 0, 0)), floor)
@@ -186,14 +193,14 @@ def test_the_altimeter_sees_the_nearest_seabed_point_in_its_cone():
     -inf (REP 117)."""
     spec = SensorSpec("altimeter", "ping", "base", rpy=[0.0, -math.pi / 2, 0.0], noise=False)
     ping = Altimeter(spec, Mount.of(spec, 0), np.random.default_rng(0))
-    floor = Seafloor(10.0)
+    floor = scene_of(10.0)
     assert ping.read(Pose(), floor) == pytest.approx(10.0, rel=1e-12)
     assert ping.read(Pose(R=rot_y(math.radians(10.0))), floor) == pytest.approx(10.0, rel=1e-12)
     tilted = ping.read(Pose(R=rot_y(math.radians(30.0))), floor)
     assert tilted == pytest.approx(10.0 / math.cos(math.radians(17.5)), rel=1e-12)
     assert ping.read(Pose(R=rot_y(math.pi)), floor) == math.inf
-    assert ping.read(Pose(), Seafloor(150.0)) == math.inf and ping.read(Pose(), Seafloor(0.3)) == -math.inf
-    assert beam_range(None, np.zeros(3), np.array([0, 0, 1.0])) == math.inf
+    assert ping.read(Pose(), scene_of(150.0)) == math.inf and ping.read(Pose(), scene_of(0.3)) == -math.inf
+    assert ping.read(Pose(), SceneRays(Scene())) == math.inf  # no seabed
 
 
 def test_the_magnetometer_gives_the_heading_and_the_pressure_sensor_its_noise():

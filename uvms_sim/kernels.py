@@ -28,7 +28,13 @@ def warm_up() -> None:
     BatchDynamics(fast, 2).step(0.01)
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """Compile (or load) the kernels and say how long it took (``uvms-sim kernels``)."""
     t0 = time.perf_counter()
+    print("uvms_sim: compiling the physics kernels into numba's cache (once per install)", flush=True)
     warm_up()
     print(f"uvms_sim compiled kernels ready in {time.perf_counter() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

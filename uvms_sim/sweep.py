@@ -419,13 +419,25 @@ def connect(address: str | None, timeout: float) -> None:
     if where is not None and not client:
         _ask_head(address, where, timeout)
     result: dict[str, BaseException | None] = {}
+    end = time.monotonic() + timeout
 
     def init() -> None:
-        try:
-            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
-            result["error"] = None
-        except BaseException as exc:
-            result["error"] = exc
+        # Ray's client server starts a server process for each client; on a loaded machine that
+        # start can fail ("Initialization failure from server"): tried again until the timeout
+        while True:
+            try:
+                ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+                result["error"] = None
+                return
+            except ConnectionAbortedError as exc:
+                result["error"] = exc
+                if not client or time.monotonic() > end - 5.0:
+                    return
+                ray.shutdown()
+                time.sleep(2.0)
+            except BaseException as exc:
+                result["error"] = exc
+                return
 
     thread = threading.Thread(target=init, name="ray-connect", daemon=True)
     thread.start()
@@ -435,8 +447,9 @@ def connect(address: str | None, timeout: float) -> None:
                          "(is it a Ray address? --connect-timeout waits longer)")  # fmt: skip
     error = result["error"]
     if error is not None:
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
-        raise SweepError(f"cannot join the {what} at {address}: {first}")
+        lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+        why = (lines[0] if lines else type(error).__name__) + (f" ... {lines[-1]}" if len(lines) > 1 else "")
+        raise SweepError(f"cannot join the {what} at {address}: {why[:300]}")
 
 
 def _ask_head(address: str, where: tuple[str, int], timeout: float) -> None:

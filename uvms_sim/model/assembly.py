@@ -6,6 +6,7 @@ for likely unit slips.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from transforms3d.quaternions import mat2quat
 
 from ..hydro.environment import Environment
 from ..log import logger
+from ..scene import Scene
 from ..spatial import Array
 from .body import Body
 from .crba import crba
@@ -29,10 +31,13 @@ from .reader import (
     read_environment,
     read_vehicle,
 )
+from .scene_reader import read_scene, seafloor_as_seabed
 from .system import (
     Connection,
+    Seabed,
     System,
     Vehicle,
+    default_scene,
 )
 from .water_reader import read_tethers
 from .yaml_source import Cursor
@@ -40,7 +45,8 @@ from .yaml_source import Cursor
 
 def assemble(top: Cursor, base_dir: Path, source: Path) -> System:
     top.mapping(
-        ("vehicles",), ("name", "description", "sources", "environment", "connections", "contacts", "tethers")
+        ("vehicles",),
+        ("name", "description", "sources", "environment", "connections", "contacts", "tethers", "scene"),
     )
     env = read_environment(top["environment"]) if "environment" in top else Environment(surface=0.0)
     vehicles = [read_vehicle(c, base_dir, k) for k, c in enumerate(top["vehicles"].seq("a list of vehicles"))]
@@ -85,6 +91,7 @@ def assemble(top: Cursor, base_dir: Path, source: Path) -> System:
     _check_mass_matrix(model, top)
     seabeds, anchors = read_contacts(top["contacts"], set(order)) if "contacts" in top else ((), ())
     tethers = read_tethers(top["tethers"], model, q0) if "tethers" in top else ()
+    scene = _scene(top, base_dir, env, seabeds)
     system = System(
         name=model.name,
         model=model,
@@ -108,9 +115,35 @@ def assemble(top: Cursor, base_dir: Path, source: Path) -> System:
         seabeds=seabeds,
         anchors=anchors,
         tethers=tethers,
+        scene=scene,
     )
     _warn_slips(system, source)
     return system
+
+
+def _scene(top: Cursor, base_dir: Path, env: Environment, seabeds: tuple[Seabed, ...]) -> Scene:
+    """The description's one seabed: ``scene.seabed``, or ``environment.seafloor`` (the older
+    key, read as a plane seabed), or the plane of the contact seabed; a contact seabed lies on
+    the scene's plane. ``environment.seafloor`` is then that plane (the tether's water depth)."""
+    scene = read_scene(top["scene"], base_dir) if "scene" in top else Scene()
+    if env.seafloor is not None:
+        floor = top["environment"]["seafloor"]
+        if scene.seabed is not None:
+            raise floor.error(
+                "the seabed is declared twice: keep `scene.seabed` and remove `environment.seafloor`"
+            )
+        scene = replace(scene, seabed=seafloor_as_seabed(floor, env.seafloor))
+    elif scene.seabed is None and seabeds:
+        scene = default_scene(env, seabeds)
+    plane = scene.plane
+    for sb in seabeds:
+        if plane is None or plane.slope != (0.0, 0.0) or abs(plane.depth - sb.depth) > 1e-9:
+            raise top["contacts"].error(
+                f"a contact seabed at depth {sb.depth:g} is not the scene's seabed: contacts touch the "
+                "scene's seabed, a horizontal plane at the same depth"
+            )
+    env.seafloor = None if plane is None else plane.seafloor
+    return scene
 
 
 def _warn_slips(system: System, source: Path) -> None:
@@ -191,6 +224,7 @@ def _order_bodies(
                         hydro=ls.hydro,
                         joint_name=f"{name}_joint" if js is None else js.name,
                         visuals=ls.visuals,
+                        collisions=ls.collisions,
                     )
                 )
             except ValueError as exc:

@@ -16,6 +16,7 @@ from transforms3d.euler import mat2euler, quat2euler
 
 from ..hydro.current import SinusoidalCurrent, TabulatedCurrent
 from ..hydro.params import Hydrodynamics
+from ..scene import HeightmapSeabed, MeshSeabed, PlaneSeabed, Shape
 from ..spatial import Array, Floats
 from .sensor_specs import DEFAULTS
 from .system import System, Vehicle
@@ -82,8 +83,6 @@ def _hydro(h: Hydrodynamics) -> dict:
 def _environment(system: System) -> dict:
     env = system.environment
     out: dict = {"gravity": _num(env.gravity), "water_density": _num(env.density), "surface": env.surface}
-    if env.seafloor is not None:
-        out["seafloor"] = {"depth": _num(env.seafloor.depth), "slope": _vec(env.seafloor.slope)}
     prof = env.current_profile
     if isinstance(prof, SinusoidalCurrent):
         out["current"] = {
@@ -148,6 +147,10 @@ def _link_entry(b) -> dict:
         link["hydrodynamics"] = _hydro(b.hydro)
     if b.visuals:
         link["visual"] = [_visual_entry(v) for v in b.visuals]
+    if b.collisions is not None:
+        link["collision"] = [
+            {k: x for k, x in _visual_entry(v).items() if k != "color"} for v in b.collisions
+        ]
     return link
 
 
@@ -273,6 +276,41 @@ def system_to_dict(system: System) -> dict:
         out["contacts"] = contacts
     if system.tethers:
         out["tethers"] = [_tether_entry(t) for t in system.tethers]
+    scene = _scene(system)
+    if scene:
+        out["scene"] = scene
+    return out
+
+
+def _shape_entry(shape: Shape) -> dict:
+    """A shape's keys in a ``scene`` entry (a mesh by its absolute file name)."""
+    out: dict = {"shape": shape.kind}
+    if shape.kind == "mesh":
+        out["file"] = str(Path(shape.mesh).resolve())
+        out["scale"] = _vec(shape.size)
+    else:
+        out["size"] = _vec(shape.size)
+    out["xyz"], out["rpy"] = _vec(shape.xyz), _vec(shape.rpy)
+    return out
+
+
+def _scene(system: System) -> dict:
+    """The ``scene`` of a description: the seabed and the structures (``scene.Scene``)."""
+    scene, out = system.scene, dict[str, object]()
+    if scene is None:
+        return out
+    sb = scene.seabed
+    if isinstance(sb, PlaneSeabed):
+        out["seabed"] = {"type": "plane", "depth": _num(sb.depth), "slope": _vec(sb.slope)}
+    elif isinstance(sb, HeightmapSeabed):
+        out["seabed"] = {"type": "heightmap", "spacing": _num(sb.spacing), "origin": _vec(sb.origin),
+                         "depths": [_vec(row) for row in sb.depths]}  # fmt: skip
+    elif isinstance(sb, MeshSeabed):
+        entry = _shape_entry(sb.shape)
+        del entry["shape"]
+        out["seabed"] = {"type": "mesh", **entry}
+    if scene.structures:
+        out["structures"] = [{"name": s.name, **_shape_entry(s.shape)} for s in scene.structures]
     return out
 
 

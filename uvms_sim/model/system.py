@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..hydro.environment import Environment
+from ..scene import PlaneSeabed, Scene
 from ..spatial import Array, cross
 from .kinematics import placements
 from .model import Model
@@ -150,10 +151,13 @@ class System:
     seabeds: tuple[Seabed, ...] = ()
     anchors: tuple[Anchor, ...] = ()
     tethers: tuple = ()  # tether.properties.TetherSpec: a vehicle's tether to a surface point or reel
+    scene: Scene | None = None  # the world's geometry; None: from environment.seafloor or a contact seabed
 
     def __post_init__(self) -> None:
         if self.initial_q is None or np.size(self.initial_q) == 0:
             self.initial_q = self.model.neutral()
+        if self.scene is None:
+            self.scene = default_scene(self.environment, self.seabeds)
 
     @property
     def thrusters(self) -> tuple[Thruster, ...]:
@@ -186,3 +190,11 @@ class System:
             B[:3, j] = d
             B[3:, j] = cross(p, d)
         return B
+
+
+def default_scene(env: Environment, seabeds: tuple[Seabed, ...] = ()) -> Scene:
+    """The scene of a system declared without one: the plane of ``environment.seafloor``, else
+    the first contact seabed's (one seabed for contacts and sensors), else none."""
+    if env.seafloor is not None:
+        return Scene(PlaneSeabed(float(env.seafloor.depth), env.seafloor.slope))
+    return Scene(PlaneSeabed(float(seabeds[0].depth))) if seabeds else Scene()

@@ -45,10 +45,12 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   simulation: docs/views.md); ``web_view_camera`` (``world``) is the 3D view shown first:
   ``world`` (fixed in the world) or ``vehicle`` (fixed to the first vehicle).
 - ``sitl_port`` (0: off; ArduPilot's is 9002), ``sitl_bind`` (``127.0.0.1``): be the physics
-  of a real ArduSub SITL (``uvms_sim.hil.sitl_json``): the simulation then steps in lock-step
-  with SITL's frames (``SimulationLoop.run_lockstep``: its own pacing, pause/step, command
-  timeouts and the emulated ArduSub are off) while the node keeps publishing odometry, TF, the
-  declared sensors, markers and the browser view of the same vehicle in SITL's time.
+  of a real ArduSub SITL (``uvms_sim.hil.sitl_json``; with several vehicles with thrusters,
+  one SITL instance per vehicle, instance k on ``sitl_port + 10 k`` as ``sim_vehicle.py -I k``
+  sends: ``uvms_sim.hil.sitl_multi``): the simulation then steps in lock-step with SITL's
+  frames (``SimulationLoop.run_lockstep``: its own pacing, pause/step, command timeouts and
+  the emulated ArduSub are off) while the node keeps publishing odometry, TF, the declared
+  sensors, markers and the browser view of the same vehicles in SITL's time.
 - ``arm_controllers`` (``[joint_state_broadcaster, joint_trajectory_controller,
   gripper_controller]``): for a Reach Alpha 5, the ros2_control controllers that are active
   (``uvms_sim.ros.arm_controllers``: also ``forward_position_controller``,
@@ -123,6 +125,7 @@ from transforms3d.quaternions import axangle2quat, qmult, rotate_vector
 from .. import __version__, frames
 from ..actuators.joints import JointMotors
 from ..actuators.servo import JointServos, alpha5_specs
+from ..dynamics.compiled import compiled as kernels_compiled
 from ..dynamics.rnea import rnea
 from ..log import Throttle
 from ..log import logger as core_logger
@@ -182,6 +185,11 @@ class SimulatorNode(Node):
         self.rates = {
             k: float(get(k)) for k in ("physics_rate", "publish_rate", "clock_rate", "autopilot_rate")
         }
+        if not kernels_compiled():
+            self.get_logger().info(
+                "compiling the physics kernels: the first start after an install or an update takes about "
+                "a minute on 2 cores before the first odometry ('uvms-sim kernels' does it ahead of time)"
+            )
         self.sim = Simulator.from_system(self.system)
         model = self.sim.model
         self.motors = self._joint_actuators()
@@ -210,9 +218,9 @@ class SimulatorNode(Node):
         self.add_on_set_parameters_callback(self.on_parameters)
         self.sitl = None
         if int(get("sitl_port")) > 0:
-            from ..hil.sitl_json import SitlJsonBackend
+            from ..hil.sitl_multi import sitl_backend
 
-            self.sitl = SitlJsonBackend(self.sim, bind=get("sitl_bind"), port=int(get("sitl_port")))
+            self.sitl = sitl_backend(self.sim, bind=get("sitl_bind"), port=int(get("sitl_port")))
             self.sitl.max_step = self.dt
         self.tf_names, vehicle_frames = messages.tf_names(self.system, get("frame_prefix"))
         self.tree_quats = messages.tree_quaternions(model)

@@ -16,12 +16,13 @@ from visualization_msgs.msg import Marker, MarkerArray
 from ..model.naming import tf_names
 from ..model.system import System
 from ..model.urdf_writer import urdf_text
-from ..viz.scene import SURFACE_HALF_SIZE, Frame, SceneState
+from ..viz.scene import SURFACE_HALF_SIZE, Frame, SceneState, scene_meshes, world_planes
 
 FORWARD, REVERSE, WATER, SEABED, CURRENT, TETHER = (
     (0.15, 0.8, 0.25, 1.0), (0.85, 0.2, 0.15, 1.0), (0.25, 0.55, 0.85, 0.25), (0.6, 0.5, 0.35, 0.6),
     (0.1, 0.3, 0.95, 1.0), (0.95, 0.8, 0.1, 1.0),
 )  # fmt: skip
+STRUCTURE = (0.63, 0.63, 0.59, 1.0)
 
 
 def _color(rgba) -> ColorRGBA:
@@ -46,10 +47,31 @@ class Scene:
         self.roots = [vf.root for vf in vehicles]
         self.thruster_names = [t.name for t in system.thrusters]
         self.breaking = {t.name: t.properties["breaking_strength"] for t in system.tethers}
+        self.fixed = self._fixed_geometry(system)
+
+    def _fixed_geometry(self, system: System) -> list[Marker]:
+        """The scene (the seabed and the structures, ``scene.Scene``) as triangle lists, built once
+        and sent with every marker array (stamped then)."""
+        out = []
+        for k, plane in enumerate(world_planes(system)):
+            if plane.kind == "seabed":
+                h = SURFACE_HALF_SIZE
+                corners = [(x, y, plane.height(x, y) - 0.01) for x, y in ((-h, -h), (h, -h), (h, h), (-h, h))]
+                m = self._marker(None, "seabed", k, Marker.TRIANGLE_LIST, SEABED)
+                m.scale.x = m.scale.y = m.scale.z = 1.0
+                m.points = [Point(x=x, y=y, z=z) for x, y, z in (corners[i] for i in (0, 1, 2, 0, 2, 3))]
+                out.append(m)
+        for k, (kind, vertices, faces) in enumerate(scene_meshes(system)):
+            m = self._marker(None, kind, k, Marker.TRIANGLE_LIST, SEABED if kind == "seabed" else STRUCTURE)
+            m.scale.x = m.scale.y = m.scale.z = 1.0
+            m.points = [Point(x=x, y=y, z=z) for x, y, z in vertices[faces.ravel()].tolist()]
+            out.append(m)
+        return out
 
     def _marker(self, stamp, ns: str, k: int, kind: int, rgba) -> Marker:
         m = Marker()
-        m.header.stamp = stamp
+        if stamp is not None:
+            m.header.stamp = stamp
         m.header.frame_id = self.frame_id
         m.ns, m.id, m.type, m.action = ns, k, kind, Marker.ADD
         m.pose.orientation.w = 1.0
@@ -102,8 +124,9 @@ class Scene:
             out.markers.append(self._plate(stamp, "water_surface", 0, surface, WATER))
         for k, (name, nodes, tension) in enumerate(frame.tethers):
             out.markers.append(self._tether(stamp, k, name, nodes, tension))
-        for k, z in enumerate(self.state.seabed_heights()):
-            out.markers.append(self._plate(stamp, "seabed", k, z - 0.01, SEABED))
+        for m in self.fixed:
+            m.header.stamp = stamp
+            out.markers.append(m)
         current = self.state.current(t)
         for k, root in enumerate(self.roots):
             m = self._marker(stamp, "current", k, Marker.ARROW, CURRENT)

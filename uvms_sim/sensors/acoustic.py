@@ -1,4 +1,4 @@
-"""Acoustic sensors that see the seabed (``hydro.environment.Seafloor``, a plane).
+"""Acoustic sensors that see the scene (``scene.SceneRays``: the seabed and the structures).
 
 Altimeter (Ping2 class): the range along the sensor's x axis (the ROS Range convention) to the
 nearest seabed point inside its beam, a cone of full angle ``beam_width``: the distance ``h``
@@ -9,7 +9,7 @@ closer than ``min_range``, -inf (REP 117). Noise: ``noise`` times the range.
 
 DVL (Water Linked A50 class): four beams at ``beam_angle`` from the DVL's z axis (its
 boresight, down when mounted level in an FRD link), at azimuths 45, 135, 225 and 315 degrees.
-Each beam measures its range to the seabed and the velocity of the DVL over the seabed along
+Each beam measures its range to the first surface it meets and the velocity of the DVL over the seabed along
 itself, with white noise ``velocity_noise``. A beam whose range is outside
 ``[min_altitude, max_altitude]`` (or that never meets the seabed) drops; with three or four
 beams the velocity (DVL axes) is their least-squares solution with covariance
@@ -25,34 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..hydro.environment import Seafloor
 from ..model.sensor_specs import SensorSpec
+from ..scene import SceneRays
 from .mount import Mount
 
 Array = np.ndarray
 AZIMUTHS = np.radians([45.0, 135.0, 225.0, 315.0])
-
-
-def beam_range(seafloor: Seafloor | None, p: Array, direction: Array, normal: Array | None = None) -> float:
-    """Distance along the unit ``direction`` (world) from ``p`` to the seabed; inf if it
-    never meets it (or ``p`` is under it). ``normal``: the seabed's, if already at hand."""
-    if seafloor is None:
-        return math.inf
-    h = seafloor.distance(p)
-    down = -float((seafloor.normal if normal is None else normal) @ direction)
-    return h / down if h > 0.0 and down > 1e-12 else math.inf
-
-
-def cone_range(seafloor: Seafloor | None, p: Array, axis: Array, half_angle: float) -> float:
-    """Nearest seabed distance inside a cone of ``half_angle`` about the unit ``axis``."""
-    if seafloor is None:
-        return math.inf
-    h = seafloor.distance(p)
-    if h <= 0.0:
-        return math.inf
-    theta = math.acos(max(-1.0, min(1.0, -float(seafloor.normal @ axis))))
-    off = max(0.0, theta - half_angle)
-    return h / math.cos(off) if off < math.pi / 2 - 1e-12 else math.inf
 
 
 class Altimeter:
@@ -61,9 +39,9 @@ class Altimeter:
         self.half = 0.5 * spec.value("beam_width")
         self.lo, self.hi = spec.value("min_range"), spec.value("max_range")
 
-    def read(self, data, seafloor: Seafloor | None) -> float:
+    def read(self, data, rays: SceneRays) -> float:
         R, p = self.mount.world(data)
-        r = cone_range(seafloor, p, R[:, 0], self.half)
+        r = rays.cone_range(p, R[:, 0], self.half)
         if r > self.hi:
             return math.inf
         if self.spec.noise:
@@ -92,10 +70,9 @@ class Dvl:
         self.sigma = spec.value("velocity_noise")
         self.inverses: dict[tuple, tuple] = {}  # per set of valid beams
 
-    def read(self, data, seafloor: Seafloor | None) -> DvlReading:
+    def read(self, data, rays: SceneRays) -> DvlReading:
         R, p = self.mount.world(data)
-        normal = None if seafloor is None else seafloor.normal
-        ranges = np.array([beam_range(seafloor, p, d, normal) for d in self.beams @ R.T])
+        ranges = rays.cast(p, self.beams @ R.T)
         ok = (ranges >= self.lo) & (ranges <= self.hi)
         ranges = np.where(ok, ranges, np.nan)
         v = self.mount.point_velocity(data)

@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..hydro.environment import Seafloor
 from ..log import logger
 from ..model.sensor_specs import SensorSpec
 from ..model.system import System
+from ..scene import Scene, SceneRays
 from .acoustic import Altimeter, Dvl
 from .imu import Imu
 from .magnetometer import Magnetometer
@@ -52,20 +52,11 @@ class Reading:
     value: object  # per type: (gyro, accel), pressure Pa, field T, range m, DvlReading
 
 
-def seafloor_of(system: System) -> Seafloor | None:
-    """What the acoustic sensors see: ``environment.seafloor``, else the first contact seabed
-    (horizontal), else none."""
-    env = system.environment
-    if env.seafloor is not None:
-        return env.seafloor
-    return Seafloor(float(system.seabeds[0].depth)) if system.seabeds else None
-
-
 class SensorSuite:
     def __init__(self, system: System, dt: float, seed: int = 0, noise: bool = True) -> None:
         model = system.model
         self.system = system
-        self.seafloor = seafloor_of(system)
+        self.rays = SceneRays(system.scene or Scene())  # what the acoustic sensors see
         self.sensors: list[Sensor] = []
         for v in system.vehicles:
             for spec in v.sensors:
@@ -105,6 +96,6 @@ class SensorSuite:
             elif isinstance(m, Magnetometer):
                 value = m.read(data)
             else:
-                value = m.read(data, self.seafloor)  # type: ignore[attr-defined]
+                value = m.read(data, self.rays)  # type: ignore[attr-defined]
             out.append(Reading(s, sim.state.t, value))
         return out

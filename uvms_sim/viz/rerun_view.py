@@ -38,7 +38,7 @@ from ..model.naming import tf_names
 from ..model.system import System
 from ..model.urdf_writer import link_visuals
 from ..model.visual import Visual, thruster_visual
-from .scene import Frame, Plane, SceneState, world_planes
+from .scene import Frame, Plane, SceneState, scene_meshes, world_planes
 from .web_front import ServeError, WebFront, check_bind, is_loopback, own_listening_tcp
 
 FORWARD, REVERSE = (40, 200, 60), (220, 50, 40)
@@ -52,7 +52,11 @@ TRAIL_JUMP, TRAIL_SPEED = 1.0, 10.0  # m, m/s: a move farther than both (per fra
 TRAIL_COLOR, TRAIL_RADIUS = (255, 200, 40), 0.015
 WORLD_HALF_SIZE = 25.0  # m: the drawn patch of each plane around the origin
 GRID_STEP = 1.0  # m
-PLANE_COLORS = {"surface": (60, 140, 220, 50), "seabed": (150, 130, 90, 200)}
+PLANE_COLORS = {
+    "surface": (60, 140, 220, 50),
+    "seabed": (150, 130, 90, 200),
+    "structure": (160, 160, 150, 255),
+}
 GRID_COLORS = {"surface": (120, 180, 240, 90), "seabed": (90, 75, 50, 255)}
 SERVER_MEMORY = "32MiB"  # what Rerun's gRPC server keeps for a browser that connects late
 CAMERAS = ("world", "vehicle")
@@ -254,7 +258,7 @@ class RerunView:
             self.scene.frame(self.system.initial_q, None).p[self.root_index[0]] if self.roots else np.zeros(3)
         )
         world_eye = rrb.EyeControls3D(
-            position=start + np.array([-6.0, -6.0, 4.0]), look_target=start, eye_up=[0.0, 0.0, 1.0]
+            position=start + np.array([-3.0, -3.0, 1.8]), look_target=start, eye_up=[0.0, 0.0, 1.0]
         )
         # behind, to the right of and above the vehicle, in its FRD axes
         chase_eye = rrb.EyeControls3D(
@@ -300,7 +304,7 @@ class RerunView:
             for p in world_planes(self.system)
             if not (p.kind == "surface" and waves is not None and len(waves))
         ]
-        draw_world(rec, flat)
+        draw_world(rec, flat, scene_meshes(self.system))
         names = [th.name for th in self.system.thrusters]
         if names:
             rec.log("plots/thrust", rr.SeriesLines(names=names), static=True)

@@ -1,6 +1,7 @@
 """What every view draws, computed once per frame from the simulator's state: the world pose of
 each link and each thruster's thrust as an arrow, in the ROS world frame (``odom``: ENU, z up),
-and the fixed scene (the water surface, the seabeds: ``world_planes``) — used by the RViz
+and the fixed scene (the water surface and a plane seabed: ``world_planes``; the other
+surfaces of the description's scene: ``scene_meshes``) — used by the RViz
 markers (``ros.scene``) and the browser view (``viz.rerun_view``) alike.
 """
 
@@ -34,24 +35,29 @@ class Plane:
 
 
 def world_planes(system: System) -> list[Plane]:
-    """The world's planes a description declares: the free surface (``environment.surface``),
-    each contact seabed (``contacts``: horizontal) and the seafloor the acoustic sensors see
-    (``environment.seafloor``, which may slope); a seabed that coincides with one already
-    listed is listed once."""
+    """The world's planes: the free surface (``environment.surface``) and the scene's seabed
+    when it is a plane (``scene.seabed``, which may slope; contacts and sensors read the same)."""
     env = system.environment
     up = np.array([0.0, 0.0, 1.0])
     planes = [] if env.surface is None else [Plane("surface", np.array([0.0, 0.0, -float(env.surface)]), up)]
-    seabeds = [Plane("seabed", np.array([0.0, 0.0, -float(sb.depth)]), up) for sb in system.seabeds]
-    if env.seafloor is not None:  # NED z = depth + s0 x + s1 y; its upward normal in ENU
-        n = NED_TO_ENU @ env.seafloor.normal
-        seabeds.append(Plane("seabed", np.array([0.0, 0.0, -float(env.seafloor.depth)]), n))
-    for plane in seabeds:
-        if not any(
-            np.allclose(plane.normal, q.normal, atol=1e-9) and abs(plane.point[2] - q.point[2]) < 1e-3
-            for q in planes
-        ):
-            planes.append(plane)
+    plane = system.scene.plane if system.scene is not None else None
+    if plane is not None:  # NED z = depth + s0 x + s1 y; its upward normal in ENU
+        n = NED_TO_ENU @ plane.seafloor.normal
+        planes.append(Plane("seabed", np.array([0.0, 0.0, -float(plane.depth)]), n))
     return planes
+
+
+def scene_meshes(system: System) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """The scene's surfaces that are not a plane (a heightmap or mesh seabed, the structures):
+    (kind ``"seabed"`` or ``"structure"``, vertices world ENU, triangles)."""
+    scene = system.scene
+    if scene is None:
+        return []
+    return [
+        ("seabed" if name == "seabed" else "structure", vertices @ NED_TO_ENU.T, faces)
+        for name, vertices, faces in scene.surfaces()
+        if not (name == "seabed" and scene.plane is not None)
+    ]
 
 
 @dataclass
@@ -99,9 +105,6 @@ class SceneState:
         """The free surface's height in the world (ENU z), None without one."""
         s = self.system.environment.surface
         return None if s is None else -float(s)
-
-    def seabed_heights(self) -> list[float]:
-        return [-float(sb.depth) for sb in self.system.seabeds]
 
     def current(self, t: float) -> np.ndarray:
         """The water's velocity at time t, world ENU (m/s)."""

@@ -52,6 +52,12 @@ def cache_dir(sources: list[Path] | None = None) -> Path:
     return base / f"kernels-{digest}"
 
 
+def compiled() -> bool:
+    """Whether the stepping kernel is in the cache already (else the first step compiles every
+    kernel: about a minute on a 2-core machine, ``python -m uvms_sim.kernels`` does it ahead)."""
+    return any(cache_dir().glob("*/entry.step-*.nbi"))
+
+
 def _use_cache_dir() -> str:
     """Point numba's cache at ``cache_dir()`` while the kernels are defined (numba reads it
     when a function is decorated); in this package's ``__pycache__``, the caches of older
@@ -72,5 +78,5 @@ try:
 finally:
     numba.config.CACHE_DIR = _previous  # type: ignore[attr-defined]
 
-__all__ = ["SIGNATURES", "aba", "aba_bound", "aba_repeat", "batch_step", "cache_dir", "closed", "entry",
-           "step", "step_many"]  # fmt: skip
+__all__ = ["SIGNATURES", "aba", "aba_bound", "aba_repeat", "batch_step", "cache_dir", "closed", "compiled",
+           "entry", "step", "step_many"]  # fmt: skip

@@ -1,0 +1,101 @@
+"""Rays cast into a ``Scene``: a plane seabed in closed form, every other surface (heightmap
+and mesh seabeds, structures) by Embree's ray tracing through trimesh (``embreex``). What the
+altimeter and the DVL measure, and what a camera or a sonar will."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .scene import Scene
+
+Array = np.ndarray
+# a cone is sampled by its axis and rings of rays (fractions of the half angle x azimuths)
+_RINGS, _AZIMUTHS = (1.0 / 3.0, 2.0 / 3.0, 1.0), 12
+
+
+def plane_range(scene: Scene, p: Array, direction: Array) -> float:
+    """Distance along the unit ``direction`` from ``p`` to a plane seabed (inf: none, missed,
+    or ``p`` under it)."""
+    plane = scene.plane
+    if plane is None:
+        return math.inf
+    floor = plane.seafloor
+    h = floor.distance(p)
+    down = -float(floor.normal @ direction)
+    return h / down if h > 0.0 and down > 1e-12 else math.inf
+
+
+def plane_cone_range(scene: Scene, p: Array, axis: Array, half_angle: float) -> float:
+    """Nearest point of a plane seabed inside a cone of ``half_angle`` about the unit
+    ``axis``: the perpendicular distance if the perpendicular is in the cone, else along the
+    cone's edge nearest to it."""
+    plane = scene.plane
+    if plane is None:
+        return math.inf
+    floor = plane.seafloor
+    h = floor.distance(p)
+    if h <= 0.0:
+        return math.inf
+    theta = math.acos(max(-1.0, min(1.0, -float(floor.normal @ axis))))
+    off = max(0.0, theta - half_angle)
+    return h / math.cos(off) if off < math.pi / 2 - 1e-12 else math.inf
+
+
+class SceneRays:
+    """Ray casting into one scene (built once: Embree's acceleration structure of its
+    triangles)."""
+
+    def __init__(self, scene: Scene) -> None:
+        self.scene = scene
+        vertices, faces = scene.triangles()
+        self._embree = None
+        if len(faces):
+            import trimesh
+            from trimesh.ray.ray_pyembree import RayMeshIntersector
+
+            self._embree = RayMeshIntersector(trimesh.Trimesh(vertices, faces, process=False))
+
+    def cast(self, origins: Array, directions: Array) -> Array:
+        """Distance along each unit direction (rows) from each origin to the first surface
+        hit; inf where none is."""
+        origins = np.atleast_2d(np.asarray(origins, dtype=float))
+        directions = np.atleast_2d(np.asarray(directions, dtype=float))
+        origins = np.broadcast_to(origins, directions.shape)
+        out = np.array([plane_range(self.scene, o, d) for o, d in zip(origins, directions, strict=True)])
+        if self._embree is not None:
+            where, rays, _ = self._embree.intersects_location(
+                np.ascontiguousarray(origins), np.ascontiguousarray(directions), multiple_hits=False
+            )
+            if len(rays):
+                distance = np.einsum("ij,ij->i", where - origins[rays], directions[rays])
+                np.minimum.at(out, rays, np.where(distance >= 0.0, distance, np.inf))
+        return out
+
+    def beam_range(self, p: Array, direction: Array) -> float:
+        return float(self.cast(p, direction)[0])
+
+    def cone_range(self, p: Array, axis: Array, half_angle: float) -> float:
+        """Nearest surface inside a cone of ``half_angle`` about the unit ``axis``: exact for a
+        plane seabed; other surfaces by the axis and three rings of twelve rays."""
+        best = plane_cone_range(self.scene, p, axis, half_angle)
+        if self._embree is None:
+            return best
+        return min(best, float(self.cast(p, cone_rays(axis, half_angle)).min()))
+
+
+def cone_rays(axis: Array, half_angle: float) -> Array:
+    """Unit rays of a cone about the unit ``axis``: the axis and rings at 1/3, 2/3 and all of
+    ``half_angle``, twelve azimuths each."""
+    axis = np.asarray(axis, dtype=float)
+    helper = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    u = np.cross(axis, helper)
+    u /= np.linalg.norm(u)
+    w = np.cross(axis, u)
+    rays = [axis]
+    phi = np.linspace(0.0, 2.0 * np.pi, _AZIMUTHS, endpoint=False)
+    for f in _RINGS:
+        a = f * half_angle
+        rays.append(math.cos(a) * axis + math.sin(a) * (np.cos(phi)[:, None] * u + np.sin(phi)[:, None] * w))
+    return np.vstack(rays)
