@@ -382,8 +382,8 @@ def _include(cur: Cursor, base_dir: Path) -> Cursor:
             args = {str(k): str(c.value) for k, c in xa.items()}
         return read_urdf(path, args)
     if suffix in YAML_SUFFIXES:
-        top = Cursor(read_yaml(path), path).mapping(
-            ("vehicles",), ("name", "description", "sources", "environment")
+        top = Cursor(read_yaml(path), path).mapping(  # only its vehicle is taken
+            ("vehicles",), ("name", "description", "sources", "environment", "scene")
         )
         vs = top["vehicles"].seq("a list of vehicles")
         if len(vs) != 1:
