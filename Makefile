@@ -1,5 +1,5 @@
 # One install path for machines without an apt ROS install (see README.md).
-#   make setup   .venv with the pinned wheels, the tf2_msgs/mavros_msgs interface build, the package
+#   make setup   .venv with the pinned wheels, the tf2_msgs/mavros_msgs/control_msgs interface build, the package
 #   make test    setup + Debian's chromium (make browser) + the whole test suite (ruff included)
 #   make demo    setup + the demo
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -33,7 +33,7 @@ $(VENV)/.deps: requirements.txt | $(PY)
 	$(PY) -m pip install -q -r requirements.txt
 	touch $@
 
-$(VENV)/.interfaces: $(VENV)/.deps uvms_sim/rosidl_build.py $(wildcard uvms_sim/interfaces/*/*.txt uvms_sim/interfaces/*/*.xml uvms_sim/interfaces/*/msg/* uvms_sim/interfaces/*/srv/*) | sysdeps
+$(VENV)/.interfaces: $(VENV)/.deps uvms_sim/rosidl_build.py $(wildcard uvms_sim/interfaces/*/*.txt uvms_sim/interfaces/*/*.xml uvms_sim/interfaces/*/msg/* uvms_sim/interfaces/*/srv/* uvms_sim/interfaces/*/action/*) | sysdeps
 	$(PY) -m uvms_sim.rosidl_build
 	touch $@
 

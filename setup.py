@@ -3,7 +3,7 @@
 With colcon (a ROS install) the dependencies come from package.xml through rosdep; colcon
 installs no PyPI requirement. With pip they come from PyPI: the ROS 2 Kilted wheels
 (ros-python-wheels, cp311) and the numeric libraries; the rosidl toolchain wheels let
-``uvms-sim build-interfaces`` build tf2_msgs and mavros_msgs, which have no wheel. The
+``uvms-sim build-interfaces`` build tf2_msgs, mavros_msgs and control_msgs, which have no wheel. The
 versions this project is tested with are pinned in requirements.txt (``pip install
 --constraint requirements.txt``).
 """
@@ -44,8 +44,10 @@ ROS_WHEELS = [
     "ros-sensor-msgs",
     "ros-rosgraph-msgs",
     "ros-visualization-msgs",
+    "ros-action-msgs",  # the trajectory and gripper actions (control_msgs, built here)
+    "ros-trajectory-msgs",
 ]
-INTERFACE_TOOLCHAIN = [  # uvms-sim build-interfaces (tf2_msgs, mavros_msgs)
+INTERFACE_TOOLCHAIN = [  # uvms-sim build-interfaces (tf2_msgs, mavros_msgs, control_msgs)
     "ros-ament-cmake",
     "ros-ament-package",
     "catkin-pkg",
@@ -68,6 +70,7 @@ setup(
             "interfaces/*/CMakeLists.txt",
             "interfaces/*/msg/*.msg",
             "interfaces/*/srv/*.srv",
+            "interfaces/*/action/*.action",
         ]
     },
     data_files=[

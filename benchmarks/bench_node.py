@@ -8,7 +8,8 @@ for the two samples: at 20x real time it carries thousands of messages a second,
 receiving them all would take this process a core that the node is measured without.
 
 Run: ``.venv/bin/python benchmarks/bench_node.py [--seconds S] [--water]`` (part of ``make
-bench``; ``--water``: only the tether and waves cases).
+bench``; ``--water``: only the tether and waves cases; ``--arm``: only the Heavy with the Reach
+Alpha 5 and its trajectory controller).
 """
 
 from __future__ import annotations
@@ -50,12 +51,20 @@ LISTENED = {"/odom": Odometry, "/imu": Imu, "/tf": TFMessage, "/mavros/local_pos
 
 
 def measure(
-    rtf: float, seconds: float, node, physics_rate: float = 500.0, extra=(), listen: bool = False, rss=None
+    rtf: float,
+    seconds: float,
+    node,
+    physics_rate: float = 500.0,
+    extra=(),
+    listen: bool = False,
+    rss=None,
+    started=None,
 ) -> tuple[float, float]:
     """(achieved real-time factor, CPU % of one core) of a node process; with ``listen`` this
     process also subscribes to odometry, IMU, TF and the MAVROS pose (a user's controller and
     RViz), so those messages are built and sent. A list ``rss`` receives (wall seconds into
-    the window, the node's resident memory in MB) every second."""
+    the window, the node's resident memory in MB) every second; ``started()`` runs once the
+    node is up (e.g. to send it a goal)."""
     cmd = [
         sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", "use_sim_time:=true",
         "-p", f"real_time_factor:={rtf}", "-p", f"physics_rate:={physics_rate}", "-p", "publish_rate:=50.0",
@@ -91,6 +100,8 @@ def measure(
     )
     try:
         clock_sample(60.0)  # the node is up
+        if started is not None:
+            started()
         time.sleep(2.0)
         t0, w0 = clock_sample(10.0)
         c0 = cpu_seconds(proc.pid)
@@ -206,13 +217,51 @@ def water(node, seconds: float, repeats: int = 3) -> None:
         )
 
 
+def arm(node, seconds: float) -> None:
+    """BlueROV2 Heavy + Reach Alpha 5 at 1 kHz: the MAVROS shim and the emulated ArduSub, the
+    arm's firmware servos and joint_trajectory_controller executing a trajectory for the whole
+    window (a slow sweep of the four rotate joints), with listeners."""
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    pub = node.create_publisher(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", 10)
+
+    def sweep() -> None:
+        msg = JointTrajectory(
+            joint_names=["alpha_5_axis_e", "alpha_5_axis_d", "alpha_5_axis_c", "alpha_5_axis_b"]
+        )
+        for k in range(1, 31):
+            p = JointTrajectoryPoint(positions=[3.14 + 0.3 * (k % 2), 1.5, 1.5 + 0.3 * (k % 2), 3.1])
+            p.time_from_start.sec = 4 * k
+            msg.points.append(p)
+        end = time.monotonic() + 3.0
+        while time.monotonic() < end and pub.get_subscription_count() == 0:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        pub.publish(msg)
+
+    print(
+        "simulator node, BlueROV2 Heavy + Reach Alpha 5, 1 kHz physics, MAVROS shim, trajectory controller:"
+    )
+    extra = ("-p", "description:=bluerov2_heavy_alpha5", "-p", "marker_rate:=0.0")
+    for listen in (False, True):
+        rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, listen=listen, started=sweep)
+        label = "with listeners (odom, imu, tf, mavros pose)" if listen else "no listeners"
+        print(f"  as fast as possible, {label:45s}: {rtf:6.1f}x real time, CPU {cpu:5.1f} % of one core")
+    node.destroy_publisher(pub)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--water", action="store_true", help="only the working water (tether and waves)")
+    parser.add_argument("--arm", action="store_true", help="only the Heavy with the Reach Alpha 5")
     args = parser.parse_args()
     rclpy.init()
     node = rclpy.create_node("bench_clock")
+    if args.arm:
+        arm(node, args.seconds)
+        node.destroy_node()
+        rclpy.shutdown()
+        return
     if args.water:
         water(node, args.seconds)
         node.destroy_node()
@@ -226,6 +275,7 @@ def main() -> None:
     views(node, args.seconds)
     sensors(node, args.seconds)
     water(node, args.seconds)
+    arm(node, args.seconds)
     node.destroy_node()
     rclpy.shutdown()
 

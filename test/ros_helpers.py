@@ -43,15 +43,17 @@ def spin_until(
 
 
 @contextmanager
-def simulator(**params):
-    """A SimulatorNode in its own executor thread (as in its own process) and a user node."""
+def simulator(namespace: str | None = None, **params):
+    """A SimulatorNode in its own executor thread (as in its own process) and a user node;
+    ``namespace``: the simulator's (its relative topics under it)."""
     from rclpy.parameter import Parameter
 
     from uvms_sim.ros.node import SimulatorNode
 
     with ros_context() as (ctx, executor):
+        extra = {"namespace": namespace} if namespace else {}
         sim = SimulatorNode(
-            context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+            context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()], **extra
         )
         sim_executor = SingleThreadedExecutor(context=ctx)
         sim_executor.add_node(sim)

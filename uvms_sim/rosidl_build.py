@@ -1,6 +1,6 @@
 """Build the ROS 2 interface packages kept in ``uvms_sim/interfaces/`` into an environment.
 
-tf2_msgs and mavros_msgs have no PyPI wheel. On a machine without a ROS install this builds
+tf2_msgs, mavros_msgs and control_msgs have no PyPI wheel. On a machine without a ROS install this builds
 real rosidl interface packages from the definitions shipped in the package
 (``uvms_sim/interfaces/``, field for field as upstream) with the ament_cmake / rosidl toolchain
 that the ``ros-*`` wheels install, and installs them into the environment prefix so that

@@ -9,7 +9,9 @@ position, velocity, current) and closes its loops itself. What is emulated here,
   ``v_ff`` from a trajectory, zero for a plain position command);
 - **velocity**: the demand is clamped to the joint's velocity limit (a demand above it "sets the
   velocity to maximum"); a velocity that would drive the joint past a position limit is
-  stopped there; a PI loop on the velocity error gives the current;
+  stopped there; a PI loop on the velocity error gives a torque, turned into the current by
+  Blueprint Lab's torque-to-current map (the firmware compensating the gear train's dead band:
+  without it a joint with no load hunts through the dead band);
 - **current**: the motor current (mA), clamped to the current limit (as the firmware does);
 - **effort**: a torque (N m, or N on the jaws) turned into the current the firmware would need,
   by Blueprint Lab's map ``current = kt torque + I_s sign(torque)`` (the Alpha has no torque mode:
@@ -120,19 +122,22 @@ class JointServos:
         self.lower = np.array([j.lower for j in joints], dtype=float)
         self.upper = np.array([j.upper for j in joints], dtype=float)
         self.velocity_limit = np.array([j.velocity_limit for j in joints], dtype=float)
+        self.effort_limit = np.array([j.effort_limit for j in joints], dtype=float)
+        self.current_cap = np.array([s.current_limit for s in self.specs])  # mA, at most the limit
         q0 = model.neutral() if q is None else np.asarray(q, dtype=float)
         M = crba(model, model.create_data(), q0)
         w = 2.0 * np.pi * velocity_bandwidth_hz
         inertia = np.array([M[k, k] for k in self.iv])
-        kt = np.array([s.kt for s in self.specs])
-        self.kv = kt * inertia * w  # mA per rad/s: the velocity loop's proportional gain
-        self.ki = self.kv * w / 10.0  # mA per rad: its integral gain
+        self.kv = inertia * w  # N m per rad/s: the velocity loop's proportional gain
+        self.ki = self.kv * w / 10.0  # N m per rad: its integral gain
         self.kp = position_gain
         n = len(self.names)
         self.mode = ["position"] * n
         self.target = q0[self.iq].copy()  # hold where the arm starts
         self.velocity_ff = np.zeros(n)
         self.integral = np.zeros(n)
+        self.last_q = q0[self.iq].copy()  # the joints at the last update (the state interfaces)
+        self.last_v = np.zeros(n)
         self.current = np.zeros(n)  # mA, last output
         self.effort = np.zeros(n)  # N m / N, last output
         self.throttle = Throttle()
@@ -149,11 +154,18 @@ class JointServos:
         self.target[:] = np.asarray(q, dtype=float)[self.iq]
         self.velocity_ff[:] = 0.0
 
+    def grip_limit(self, name: str, effort: float) -> None:
+        """Cap a joint's current at the one that gives ``effort`` (a gripper's max effort), never
+        above its current limit."""
+        k = self._k(name)
+        spec = self.specs[k]
+        self.current_cap[k] = min(spec.current_limit, spec.current(abs(float(effort))))
+
     def preload(self, torques: Array) -> None:
-        """Set the velocity loops' integrators to the currents of ``torques`` (``names`` order):
+        """Set the velocity loops' integrators to ``torques`` (``names`` order):
         the servos hold a pose as if they had been carrying that static load (a node starting
         with the arm in the water, not a power-on sag)."""
-        self.integral[:] = [spec.current(float(t)) for spec, t in zip(self.specs, torques, strict=True)]
+        self.integral[:] = np.asarray(torques, dtype=float)
 
     def command(
         self, mode: str, targets: dict[str, float], velocities: dict[str, float] | None = None
@@ -178,8 +190,8 @@ class JointServos:
             if mode == "position" and not self.lower[k] <= v <= self.upper[k]:
                 ignored.append(self.names[k])
                 continue
-            if self.mode[k] != mode:
-                self.integral[k] = 0.0
+            if self.mode[k] != mode and not {self.mode[k], mode} <= {"position", "velocity"}:
+                self.integral[k] = 0.0  # the velocity loop starts again (it goes on between its two modes)
             self.mode[k] = mode
             self.target[k] = v
             self.velocity_ff[k] = ff.get(k, 0.0)
@@ -188,7 +200,10 @@ class JointServos:
     def update(self, q: Array, v: Array, dt: float) -> Array:
         """Joint torques for this step (``names`` order), the firmware's loops at the physics
         rate (zero-order hold)."""
-        pos, vel = q[self.iq].tolist(), v[self.iv].tolist()
+        self.last_q[:] = q[self.iq]
+        self.last_v[:] = v[self.iv]
+        pos, vel = self.last_q.tolist(), self.last_v.tolist()
+        cap = self.current_cap.tolist()
         out = []
         for k, mode in enumerate(self.mode):
             spec = self.specs[k]
@@ -208,11 +223,11 @@ class JointServos:
                 if (ref > 0.0 and pos[k] >= self.upper[k]) or (ref < 0.0 and pos[k] <= self.lower[k]):
                     ref = 0.0  # the firmware's position limits
                 err = ref - vel[k]
-                raw = self.kv[k] * err + self.integral[k]
-                if abs(raw) < spec.current_limit:  # anti-windup: integrate only while unsaturated
+                torque = self.kv[k] * err + self.integral[k]
+                current = spec.current(torque)  # the dead band compensated (Blueprint Lab's map)
+                if abs(current) < cap[k]:  # anti-windup: integrate only while unsaturated
                     self.integral[k] += self.ki[k] * err * dt
-                current = raw
-            current = min(max(current, -spec.current_limit), spec.current_limit)
+            current = min(max(current, -cap[k]), cap[k])
             self.current[k] = current
             out.append(spec.torque(current))
         self.effort = np.array(out)

@@ -58,6 +58,11 @@ set) is checked whole before any is applied: all or none.
   frames (``SimulationLoop.run_lockstep``: its own pacing, pause/step, command timeouts and
   the emulated ArduSub are off) while the node keeps publishing odometry, TF, the declared
   sensors, markers and the browser view of the same vehicles in SITL's time.
+- ``arm_controllers`` (``[joint_state_broadcaster, joint_trajectory_controller,
+  gripper_controller]``): for a Reach Alpha 5, the ros2_control controllers that are active
+  (``uvms_sim.ros.arm_controllers``: also ``forward_position_controller``,
+  ``forward_velocity_controller``, ``forward_effort_controller``); two that claim one joint stop
+  the node with an error, as the controller manager refuses them.
 - ``tethers.<name>.length`` and ``tethers.<name>.speed`` (m, m/s; one pair per tether of the
   description, its ``length`` and ``reel.speed`` by default): the reel pays out or hauls in to
   that length at that speed, set at start or with ``ros2 param set`` while running
@@ -86,6 +91,12 @@ one description each vehicle's topics are under ``<vehicle>/``):
   ``tether/<name>/path`` (nav_msgs/Path), ``tether/<name>/tension`` (std_msgs/Float64MultiArray,
   N per segment from the reel) and ``tether/<name>/length`` (std_msgs/Float64, m); with waves
   ``waves/elevation`` (std_msgs/Float64MultiArray, m above the mean surface over each vehicle).
+- a Reach Alpha 5's controllers (``uvms_sim.ros.arm_controllers``):
+  ``joint_trajectory_controller/follow_joint_trajectory`` (control_msgs/FollowJointTrajectory),
+  ``joint_trajectory_controller/joint_trajectory``, ``joint_trajectory_controller/controller_state``,
+  ``joint_trajectory_controller/query_state``, ``forward_<position|velocity|effort>_controller/commands``
+  (std_msgs/Float64MultiArray), ``gripper_controller/gripper_cmd``
+  (control_msgs/ParallelGripperCommand).
 - services: ``reset`` (std_srvs/Trigger: back to the initial state, inputs neutral, simulated
   time running on), ``pause`` (std_srvs/SetBool), ``step`` (std_srvs/Trigger: one publish
   period while paused).
@@ -230,6 +241,14 @@ class SimulatorNode(Node):
         self.failed: Exception | None = None
         self.state_cadence = Cadence(0.2)  # mavros/state at 5 Hz (at most: once per publish period)
         self.loop.on_autopilot = [io.shim.update for io in self.vehicles if io.shim is not None]
+        self.arm = None
+        if isinstance(self.motors, JointServos):  # control_msgs only for an arm's controllers
+            from .arm_controllers import ArmControllers
+
+            self.arm = ArmControllers(
+                self, self.motors, self.lock, self.controller_time, get("arm_controllers")
+            )
+            self.loop.on_autopilot.append(self.arm.update)
         self.loop.on_clock = self.clock_tick if self.sim_time else None
         self.loop.on_publish = self.publish_tick
         self.loop.on_failure = self.recover
@@ -374,6 +393,11 @@ class SimulatorNode(Node):
             if sub.topic_name == "/clock":
                 self.destroy_subscription(sub)
 
+    def controller_time(self) -> float:
+        """The controllers' clock (s): the node's ROS time, as a controller manager's."""
+        stamp = self.stamp()
+        return stamp.sec + 1e-9 * stamp.nanosec
+
     def stamp(self) -> Time:
         return self.stamp_at(self.sim.state.t)
 
@@ -423,6 +447,9 @@ class SimulatorNode(Node):
 
     def destroy_node(self) -> None:
         core_logger.removeHandler(self.log_handler)
+        arm = getattr(self, "arm", None)
+        if arm is not None:
+            arm.destroy()
         if hasattr(self, "thread"):
             self.stop_event.set()
             if self.thread.is_alive() and threading.current_thread() is not self.thread:
@@ -531,6 +558,9 @@ class SimulatorNode(Node):
                 self.sim.thrusters.n[:] = 0.0
             if isinstance(self.motors, JointServos):
                 self._preload(self.motors, self.system.initial_q)
+                arm = getattr(self, "arm", None)
+                if arm is not None:
+                    arm.reset()
             elif self.motors is not None:
                 self.motors.command("effort", dict.fromkeys(self.motors.names, 0.0))
             for estimator in self.estimators.values():  # aligned again, as after a reboot

@@ -33,6 +33,7 @@ PARAMETERS = {
     "web_view_rate": 30.0,
     "web_view_bind": "127.0.0.1",
     "web_view_camera": "world",
+    "arm_controllers": ["joint_state_broadcaster", "joint_trajectory_controller", "gripper_controller"],
 }
 
 
@@ -90,6 +91,11 @@ def check_parameter(name: str, value):
             empty = ' or "" (none)' if name in MAY_BE_EMPTY else ""
             raise ValueError(f"parameter {name}: expected {what}{empty}, got {value!r}")
         return value
+    if isinstance(default, list) and default and isinstance(default[0], str):
+        names = list(value) if isinstance(value, list | tuple) else None
+        if names is None or not all(isinstance(x, str) for x in names):
+            raise ValueError(f"parameter {name}: expected a list of names, got {value!r}")
+        return names
     if isinstance(default, list):
         values = list(value) if isinstance(value, list | tuple) else None
         if (

@@ -1,0 +1,488 @@
+"""ros2_control's controllers for a Reach Alpha 5, with the topics, actions and rules of
+ros2_controllers (Kilted), driving the arm's firmware servos (``actuators.servo``).
+
+Controllers (``arm_controllers`` parameter: the ones the controller manager would have active):
+
+- ``joint_trajectory_controller`` (the arm's rotate joints; command interface position, state
+  interfaces position and velocity): ``~/follow_joint_trajectory``
+  (control_msgs/FollowJointTrajectory), ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory),
+  ``~/controller_state`` (control_msgs/JointTrajectoryControllerState), ``~/query_state``
+  (control_msgs/QueryTrajectoryState). Goals are validated and refused as the controller refuses
+  them (``ros.trajectory``); an accepted goal preempts the active one (aborted with INVALID_GOAL,
+  "Current goal preempted by new incoming action."); a cancel holds the current position;
+  path tolerances abort with PATH_TOLERANCE_VIOLATED, a goal not reached within
+  goal_time_tolerance with GOAL_TOLERANCE_VIOLATED, and success is "Goal successfully reached!".
+  The sampled position goes to the servos with its velocity as feed-forward.
+- ``forward_position_controller``, ``forward_velocity_controller``,
+  ``forward_effort_controller`` (the rotate joints): ``~/commands`` (std_msgs/Float64MultiArray,
+  one value per joint in the controller's order).
+- ``gripper_controller`` (parallel_gripper_action_controller on ``axis_a``): ``~/gripper_cmd``
+  (control_msgs/ParallelGripperCommand): one position, the goal succeeds within
+  ``goal_tolerance`` and aborts (stalled) when the jaws stop for ``stall_timeout`` before it,
+  as the controller does; the command's effort, or the controller's ``max_effort``, caps the
+  jaws' force (the servo's current).
+- ``joint_state_broadcaster``: ``joint_states`` (the node publishes it).
+
+Each controller is a namespace under the node's (``~/`` = ``<controller name>/``). As in the
+controller manager, two active controllers may not claim one joint: the node refuses to start
+(one line naming both). A command to a controller that is not active is ignored with a
+throttled warning. The controllers update with the emulated autopilot, every
+``autopilot_rate`` period of simulated time; feedback, results and the controller state are
+sent at the action monitor rate (20 Hz of wall-clock time), as the controllers' non-realtime
+side sends them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import numpy as np
+from control_msgs.action import FollowJointTrajectory, ParallelGripperCommand
+from control_msgs.msg import JointTrajectoryControllerState
+from control_msgs.srv import QueryTrajectoryState
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rclpy.task import Future
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ..actuators.servo import JointServos
+from ..log import Throttle
+from .trajectory import JointLimits, Tolerances, Trajectory, seconds, tolerances, validate, within
+
+TRAJECTORY = "joint_trajectory_controller"
+FORWARD = {
+    "forward_position_controller": "position",
+    "forward_velocity_controller": "velocity",
+    "forward_effort_controller": "effort",
+}
+GRIPPER = "gripper_controller"
+BROADCASTER = "joint_state_broadcaster"
+KNOWN = (BROADCASTER, TRAJECTORY, GRIPPER, *FORWARD)
+DEFAULT_CONTROLLERS = [BROADCASTER, TRAJECTORY, GRIPPER]
+MONITOR_PERIOD = 0.05  # s: action_monitor_rate 20 Hz
+GRIPPER_GOAL_TOLERANCE = 0.001  # m: the Alpha's 15 mm push rod (the controller's default is 0.01)
+STALL_VELOCITY = 0.001  # m/s, the controller's stall_velocity_threshold
+STALL_TIMEOUT = 1.0  # s, its stall_timeout
+
+
+def claims(controllers: list[str], arm: list[str], gripper: list[str]) -> dict[str, list[str]]:
+    """The joints each active controller claims; ValueError (one line) for an unknown controller
+    or two active controllers on one joint."""
+    owner: dict[str, str] = {}
+    out: dict[str, list[str]] = {}
+    for c in controllers:
+        if c not in KNOWN:
+            raise ValueError(f"parameter arm_controllers: unknown controller {c!r}; known: {list(KNOWN)}")
+        joints = [] if c == BROADCASTER else gripper if c == GRIPPER else arm
+        for j in joints:
+            if j in owner:
+                raise ValueError(
+                    f"parameter arm_controllers: {owner[j]} and {c} both claim {j}: the controller manager "
+                    "activates one controller per joint interface"
+                )
+            owner[j] = c
+        out[c] = joints
+    return out
+
+
+class _Goal:
+    """An accepted goal: its handle, the Future its execute callback waits on, its feedback."""
+
+    def __init__(self, handle) -> None:
+        self.handle = handle
+        self.done: Future = Future()
+        self.feedback = None
+        self.outcome: tuple[str, object] | None = None  # ("succeed" | "abort" | "canceled", result)
+
+
+class ArmControllers:
+    """The controllers above on ``node`` for ``servos``; ``lock`` is the physics loop's lock,
+    ``now`` the simulated time, ``q_v`` the joints' positions and velocities."""
+
+    def __init__(
+        self,
+        node: Node,
+        servos: JointServos,
+        lock: threading.RLock,
+        now: Callable[[], float],
+        active: list[str],
+    ) -> None:
+        self.node, self.servos, self.lock, self.now = node, servos, lock, now
+        names = servos.names
+        self.gripper_joints = [n for n in names if n.endswith("axis_a")]
+        self.arm_joints = [n for n in names if n not in self.gripper_joints]
+        self.claims = claims(active, self.arm_joints, self.gripper_joints)
+        self.active = set(active)
+        k = [names.index(j) for j in self.arm_joints]
+        self.arm_k = np.array(k, dtype=int)
+        self.limits = JointLimits(
+            {n: float(servos.lower[names.index(n)]) for n in names},
+            {n: float(servos.upper[names.index(n)]) for n in names},
+            {n: float(servos.velocity_limit[names.index(n)]) for n in names},
+        )
+        self.throttle = Throttle(1.0, node.get_logger())
+        self.group = ReentrantCallbackGroup()
+        self.trajectory: Trajectory | None = None
+        self.goal: _Goal | None = None
+        self.tolerances = Tolerances.defaults(len(self.arm_joints))
+        self.default_tolerances = Tolerances.defaults(len(self.arm_joints))
+        self.finished: list[_Goal] = []  # goals the update ended, to be sent by the monitor
+        self.goals: dict[int, _Goal] = {}  # every accepted goal until its execute callback ends
+        self.state_msg: JointTrajectoryControllerState | None = None
+        self.gripper_goal: _Goal | None = None
+        self.gripper_target = 0.0
+        self.gripper_effort = 10.0
+        self.last_movement = 0.0
+        self._interfaces()
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.monitor = node.create_timer(MONITOR_PERIOD, self.run_non_realtime, self.group, clock=steady)
+
+    # -- interfaces ---------------------------------------------------------------------------
+    def _interfaces(self) -> None:
+        node = self.node
+        ns = TRAJECTORY
+        node.create_subscription(JointTrajectory, f"{ns}/joint_trajectory", self.on_topic, 10)
+        self.state_pub = node.create_publisher(JointTrajectoryControllerState, f"{ns}/controller_state", 10)
+        node.create_service(QueryTrajectoryState, f"{ns}/query_state", self.on_query)
+        self.action = ActionServer(
+            node,
+            FollowJointTrajectory,
+            f"{ns}/follow_joint_trajectory",
+            execute_callback=self.execute,
+            goal_callback=self.on_goal,
+            handle_accepted_callback=self.on_accepted,
+            cancel_callback=self.on_cancel,
+            callback_group=self.group,
+        )
+        for name, mode in FORWARD.items():
+            node.create_subscription(
+                Float64MultiArray,
+                f"{name}/commands",
+                lambda msg, n=name, m=mode: self.on_forward(n, m, msg),
+                10,
+            )
+        self.gripper_action = ActionServer(
+            node,
+            ParallelGripperCommand,
+            f"{GRIPPER}/gripper_cmd",
+            execute_callback=self.execute,
+            goal_callback=self.on_gripper_goal,
+            handle_accepted_callback=self.on_gripper_accepted,
+            cancel_callback=self.on_gripper_cancel,
+            callback_group=self.group,
+        )
+
+    def reset(self) -> None:
+        """The vehicles were reset: no trajectory, the goals aborted as on a deactivation (loop
+        lock held)."""
+        self.trajectory = None
+        for goal in (self.goal, self.gripper_goal):
+            if goal is not None:
+                result = FollowJointTrajectory.Result()
+                result.error_code = FollowJointTrajectory.Result.INVALID_GOAL
+                result.error_string = "Current goal cancelled during deactivate transition."
+                gripper = goal is self.gripper_goal
+                self._end(goal, "abort", self._gripper_result() if gripper else result)
+        self.goal = self.gripper_goal = None
+        self.servos.current_cap[:] = [s.current_limit for s in self.servos.specs]
+
+    def destroy(self) -> None:
+        self.action.destroy()
+        self.gripper_action.destroy()
+
+    # -- joint_trajectory_controller ----------------------------------------------------------
+    def _refuse(self, reason: str) -> None:
+        self.throttle.warn("trajectory", f"{TRAJECTORY}: {reason}")
+
+    def on_topic(self, msg: JointTrajectory) -> None:
+        if TRAJECTORY not in self.active:
+            self.throttle.warn("inactive", f"{TRAJECTORY} is not active: trajectory ignored")
+            return
+        with self.lock:
+            reason = validate(msg, self.arm_joints, self.now(), self.limits)
+            if reason is not None:
+                self._refuse(reason)
+                return
+            self._install(msg)
+
+    def on_goal(self, goal) -> GoalResponse:
+        if TRAJECTORY not in self.active:
+            self._refuse("Can't accept new action goals. Controller is not running.")
+            return GoalResponse.REJECT
+        with self.lock:
+            reason = validate(goal.trajectory, self.arm_joints, self.now(), self.limits)
+        if reason is not None:
+            self._refuse(reason)
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def on_accepted(self, handle) -> None:
+        goal = _Goal(handle)
+        with self.lock:
+            self.goals[id(handle)] = goal
+            if self.goal is not None:  # preempt_active_goal
+                result = FollowJointTrajectory.Result()
+                result.error_code = FollowJointTrajectory.Result.INVALID_GOAL
+                result.error_string = "Current goal preempted by new incoming action."
+                self._end(self.goal, "abort", result)
+            self._install(handle.request.trajectory)
+            tol, error = tolerances(self.default_tolerances, handle.request, self.arm_joints)
+            if error is not None:
+                self._refuse(error)
+            self.tolerances = tol
+            self.goal = goal
+        handle.execute()
+
+    def on_cancel(self, handle) -> CancelResponse:
+        with self.lock:
+            if self.goal is not None and self.goal.handle is handle:
+                self._end(self.goal, "canceled", FollowJointTrajectory.Result())
+                self.goal = None
+                self._hold()
+        return CancelResponse.ACCEPT
+
+    async def execute(self, handle):
+        """Every accepted goal's execute callback: waits for the update to end it."""
+        with self.lock:
+            goal = self.goals[id(handle)]
+        try:
+            kind, result = await goal.done
+        finally:
+            with self.lock:
+                self.goals.pop(id(handle), None)
+        getattr(handle, kind)()  # succeed, abort or canceled
+        return result
+
+    def _end(self, goal: _Goal, kind: str, result) -> None:
+        """Mark a goal ended; the monitor sends it (loop lock held)."""
+        if goal.outcome is None:
+            goal.outcome = (kind, result)
+            self.finished.append(goal)
+
+    def _install(self, msg) -> None:
+        """A validated trajectory becomes the active one (loop lock held)."""
+        q = self.servos.last_q[self.arm_k]
+        self.trajectory = Trajectory(msg, self.arm_joints, self.now(), q)
+
+    def _hold(self) -> None:
+        """Hold the current positions (set_hold_position, loop lock held)."""
+        q = self.servos.last_q[self.arm_k]
+        hold = JointTrajectory()
+        hold.joint_names = list(self.arm_joints)
+        point = JointTrajectoryPoint()
+        point.positions = q.tolist()
+        hold.points = [point]
+        self.trajectory = Trajectory(hold, self.arm_joints, self.now(), q)
+
+    def update(self, period: float) -> None:
+        """The controllers' update (physics thread, loop lock held)."""
+        if self.trajectory is not None and TRAJECTORY in self.active:
+            self._update_trajectory()
+        if GRIPPER in self.active and self.gripper_joints:
+            self._update_gripper()
+
+    def _update_trajectory(self) -> None:
+        now = self.now()
+        traj = self.trajectory
+        assert traj is not None
+        p, v, a, index, past_end = traj.sample(now)
+        q = self.servos.last_q[self.arm_k]
+        qd = self.servos.last_v[self.arm_k]
+        error_p = p - q
+        n = len(self.arm_joints)
+        self.servos.command(
+            "position",
+            dict(zip(self.arm_joints, p.tolist(), strict=True)),
+            dict(zip(self.arm_joints, v.tolist(), strict=True)),
+        )
+        goal = self.goal
+        state = JointTrajectoryControllerState()
+        state.joint_names = list(self.arm_joints)
+        state.reference.positions, state.reference.velocities = p.tolist(), v.tolist()
+        state.reference.accelerations = a.tolist()
+        state.feedback.positions, state.feedback.velocities = q.tolist(), qd.tolist()
+        state.error.positions = error_p.tolist()
+        state.output.positions = p.tolist()
+        state.speed_scaling_factor = 1.0
+        self.state_msg = state
+        if goal is None:
+            return
+        errors = np.zeros((n, 3))
+        errors[:, 0] = error_p  # velocity errors: only with a velocity command interface
+        tol = self.tolerances
+        path_ok = all(within(errors[i], tol.state[i]) for i in range(n))
+        feedback = FollowJointTrajectory.Feedback()
+        feedback.joint_names = list(self.arm_joints)
+        feedback.desired.positions, feedback.desired.velocities = p.tolist(), v.tolist()
+        feedback.desired.accelerations = a.tolist()
+        feedback.actual.positions, feedback.actual.velocities = q.tolist(), qd.tolist()
+        feedback.error.positions = error_p.tolist()
+        feedback.index = int(index)
+        goal.feedback = feedback
+        result = FollowJointTrajectory.Result()
+        if not past_end and not path_ok:
+            result.error_code = FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED
+            result.error_string = "Aborted due to path tolerance violation"
+            self._end(goal, "abort", result)
+            self.goal = None
+            self._hold()
+            return
+        if past_end:
+            goal_ok = all(within(errors[i], tol.goal[i]) for i in range(n))
+            late = now - traj.end
+            if goal_ok:
+                result.error_code = FollowJointTrajectory.Result.SUCCESSFUL
+                result.error_string = "Goal successfully reached!"
+                self._end(goal, "succeed", result)
+                self.goal = None
+            elif tol.goal_time != 0.0 and late > tol.goal_time:
+                result.error_code = FollowJointTrajectory.Result.GOAL_TOLERANCE_VIOLATED
+                result.error_string = f"Aborted due to goal_time_tolerance exceeding by {late:f} seconds"
+                self._end(goal, "abort", result)
+                self.goal = None
+                self._hold()
+
+    def on_query(self, request, response):
+        with self.lock:
+            if self.trajectory is None:
+                response.success, response.message = False, "Currently there is no valid trajectory instance."
+                return response
+            t = seconds(request.time)
+            p, v, acc, _, _ = self.trajectory.sample(t)
+        response.success = True
+        response.name = list(self.arm_joints)
+        response.position, response.velocity, response.acceleration = p.tolist(), v.tolist(), acc.tolist()
+        return response
+
+    # -- forward_command_controller -----------------------------------------------------------
+    def on_forward(self, name: str, mode: str, msg: Float64MultiArray) -> None:
+        if name not in self.active:
+            self.throttle.warn(f"inactive-{name}", f"{name} is not active: command ignored")
+            return
+        joints = self.claims[name]
+        if len(msg.data) != len(joints):
+            self.throttle.warn(
+                name,
+                f"{name}: command size ({len(msg.data)}) does not match number of interfaces ({len(joints)})",
+            )
+            return
+        try:
+            with self.lock:
+                ignored = self.servos.command(
+                    mode, dict(zip(joints, [float(x) for x in msg.data], strict=True))
+                )
+        except ValueError as exc:
+            self.throttle.warn(name, f"{name}: command refused: {exc}")
+            return
+        if ignored:
+            self.throttle.warn(f"{name}-ignored", f"{name}: the firmware ignored the setpoints of {ignored}")
+
+    # -- parallel_gripper_action_controller ----------------------------------------------------
+    def on_gripper_goal(self, goal) -> GoalResponse:
+        if GRIPPER not in self.active or not self.gripper_joints:
+            self.throttle.warn(
+                "gripper", f"{GRIPPER}: Can't accept new action goals. Controller is not running."
+            )
+            return GoalResponse.REJECT
+        cmd = goal.command
+        if len(cmd.position) != 1:
+            self.throttle.warn(
+                "gripper",
+                f"{GRIPPER}: Received action goal with wrong number of position values, expects 1, "
+                f"got {len(cmd.position)}",
+            )
+            return GoalResponse.REJECT
+        joint = self.gripper_joints[0]
+        x = cmd.position[0]
+        effort = list(cmd.effort)
+        if not np.isfinite(x) or not self.limits.lower[joint] <= x <= self.limits.upper[joint]:
+            self.throttle.warn(
+                "gripper",
+                f"{GRIPPER}: position {x} of {joint} is outside its limits "
+                f"[{self.limits.lower[joint]:g}, {self.limits.upper[joint]:g}]",
+            )
+            return GoalResponse.REJECT
+        if effort and (not np.isfinite(effort[0]) or effort[0] < 0.0):
+            self.throttle.warn(
+                "gripper", f"{GRIPPER}: effort {effort[0]} is not a finite, non-negative force"
+            )
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def on_gripper_accepted(self, handle) -> None:
+        goal = _Goal(handle)
+        cmd = handle.request.command
+        with self.lock:
+            self.goals[id(handle)] = goal
+            if self.gripper_goal is not None:
+                self._end(self.gripper_goal, "canceled", self._gripper_result())
+            self.gripper_target = float(cmd.position[0])
+            k = self.servos.names.index(self.gripper_joints[0])
+            limit = float(self.servos.effort_limit[k])
+            self.gripper_effort = min(float(cmd.effort[0]), limit) if len(cmd.effort) else limit
+            self.servos.grip_limit(self.gripper_joints[0], self.gripper_effort)
+            self.servos.command("position", {self.gripper_joints[0]: self.gripper_target})
+            self.last_movement = self.now()
+            self.gripper_goal = goal
+        handle.execute()
+
+    def on_gripper_cancel(self, handle) -> CancelResponse:
+        with self.lock:
+            goal = self.gripper_goal
+            if goal is not None and goal.handle is handle:
+                self._end(goal, "canceled", self._gripper_result())
+                self.gripper_goal = None
+                k = self.servos.names.index(self.gripper_joints[0])
+                self.servos.command("position", {self.gripper_joints[0]: float(self.servos.last_q[k])})
+        return CancelResponse.ACCEPT
+
+    def _gripper_result(self, reached: bool = False, stalled: bool = False):
+        k = self.servos.names.index(self.gripper_joints[0])
+        result = ParallelGripperCommand.Result()
+        result.state.name = [self.gripper_joints[0]]
+        result.state.position = [float(self.servos.last_q[k])]
+        result.state.effort = [float(self.servos.effort[k])]
+        result.reached_goal, result.stalled = reached, stalled
+        return result
+
+    def _update_gripper(self) -> None:
+        goal = self.gripper_goal
+        if goal is None:
+            return
+        k = self.servos.names.index(self.gripper_joints[0])
+        x, v = float(self.servos.last_q[k]), float(self.servos.last_v[k])
+        feedback = ParallelGripperCommand.Feedback()
+        feedback.state.name = [self.gripper_joints[0]]
+        feedback.state.position, feedback.state.velocity = [x], [v]
+        feedback.state.effort = [float(self.servos.effort[k])]
+        goal.feedback = feedback
+        if abs(self.gripper_target - x) < GRIPPER_GOAL_TOLERANCE:
+            self._end(goal, "succeed", self._gripper_result(reached=True))
+            self.gripper_goal = None
+        elif abs(v) > STALL_VELOCITY:
+            self.last_movement = self.now()
+        elif self.now() - self.last_movement > STALL_TIMEOUT:
+            self._end(goal, "abort", self._gripper_result(stalled=True))
+            self.gripper_goal = None
+
+    # -- the non-realtime side ----------------------------------------------------------------
+    def run_non_realtime(self) -> None:
+        """Feedback of the active goals, the ended goals' results, the controller state."""
+        with self.lock:
+            finished, self.finished = self.finished, []
+            goals = [g for g in (self.goal, self.gripper_goal) if g is not None]
+            feedback = [(g, g.feedback) for g in goals if g.feedback is not None]
+            state = self.state_msg
+        for g, fb in feedback:
+            if g.handle.is_active:
+                g.handle.publish_feedback(fb)
+        for g in finished:
+            if not g.done.done():
+                g.done.set_result(g.outcome)
+        if state is not None and TRAJECTORY in self.active:
+            state.header.stamp = self.node.get_clock().now().to_msg()
+            self.state_pub.publish(state)
