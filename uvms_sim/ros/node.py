@@ -44,6 +44,12 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   on (``0.0.0.0``: every network interface, so anyone who reaches this machine sees the
   simulation: docs/views.md); ``web_view_camera`` (``world``) is the 3D view shown first:
   ``world`` (fixed in the world) or ``vehicle`` (fixed to the first vehicle).
+- ``ping1d_port``, ``ping360_port`` (0: off; Blue Robotics' defaults are 9090, as BlueOS
+  serves its first Ping1D, and 12345, the Ethernet Ping360's), ``ping_bind``
+  (``127.0.0.1``): the first vehicle's Ping2 and a Ping360 as Ping protocol devices on UDP
+  (``uvms_sim.ros.ping``, ``uvms_sim.hil.ping_devices``) for ping-viewer, BlueOS, the
+  ping360_sonar driver or ``bluerobotics-ping``, their echoes from the scene (docs/ping.md);
+  the web view's port must then be another one than 9090.
 - ``sitl_port`` (0: off; ArduPilot's is 9002), ``sitl_bind`` (``127.0.0.1``): be the physics
   of a real ArduSub SITL (``uvms_sim.hil.sitl_json``): the simulation then steps in lock-step
   with SITL's frames (``SimulationLoop.run_lockstep``: its own pacing, pause/step, command
@@ -230,6 +236,12 @@ class SimulatorNode(Node):
             self._sensors(int(get("sensor_seed")), bool(get("sensor_noise")), get("frame_prefix"))
         self.publish_static()
         self._views(get)
+        from .ping import ping_servers
+
+        self.ping_servers = ping_servers(
+            self.sim, self.system, self.lock, (int(get("ping1d_port")), int(get("ping360_port"))),
+            get("ping_bind"), bool(get("sensor_noise")), int(get("sensor_seed")),
+        )  # fmt: skip
         # Physics runs in its own thread so that subscriptions are served however fast it
         # steps (a zero-period timer would starve them); ROS callbacks only set inputs.
         self.stop_event = threading.Event()
@@ -395,6 +407,8 @@ class SimulatorNode(Node):
             self.stop_event.set()
             if self.thread.is_alive() and threading.current_thread() is not self.thread:
                 self.thread.join(timeout=5.0)
+        for server in getattr(self, "ping_servers", []):
+            server.close()
         view = getattr(self, "view", None)
         if view is not None:  # its ports close with the node
             self.view = None
