@@ -33,6 +33,7 @@ Array = np.ndarray
 # camera axes (x forward, y right, z down) from optical axes (x right, y down, z forward)
 OPTICAL = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 SAND, GREY = (0.76, 0.70, 0.50), (0.55, 0.55, 0.55)
+FAR = 1.0e6  # m: the range of a ray that meets nothing (its direct signal is zero)
 
 
 @dataclass(frozen=True)
@@ -82,12 +83,13 @@ class Water:
 
 def image_formation(J: Array, z: Array, water: Water) -> Array:
     """Akkaynak and Treibitz (2018, eq. 3): radiance (..., 3) of surfaces of radiance ``J``
-    (..., 3) seen through ``z`` (...) metres of water; z = inf gives the veiling light."""
-    z = np.asarray(z, dtype=float)[..., None]
-    direct = np.where(
-        np.isfinite(z), J * np.exp(-np.asarray(water.beta_d) * np.where(np.isfinite(z), z, 0.0)), 0.0
+    (..., 3) seen through ``z`` (...) metres of water; z = inf (with J = 0) gives the veiling
+    light."""
+    z = np.minimum(np.asarray(z), FAR)[..., None]
+    beta_d, beta_b, b_inf = (
+        np.asarray(x, dtype=np.float32) for x in (water.beta_d, water.beta_b, water.b_inf)
     )
-    return direct + np.asarray(water.b_inf) * (1.0 - np.exp(-np.asarray(water.beta_b) * z))
+    return J * np.exp(-beta_d * z) + b_inf * (1.0 - np.exp(-beta_b * z))
 
 
 class Camera:
@@ -109,7 +111,9 @@ class Camera:
         self.max_range, self.ambient, self.noise, self.rng = max_range, ambient, noise, rng
         self.directions, self.cosines = intrinsics.rays()
         names = [name for name, _, _ in rays.scene.surfaces()]
-        self.albedo = np.array([SAND if n == "seabed" else GREY for n in names] + [(0.0, 0.0, 0.0)])
+        self.albedo = np.array(
+            [SAND if n == "seabed" else GREY for n in names] + [(0.0, 0.0, 0.0)], dtype=np.float32
+        )
 
     def radiance(self, R: Array, p: Array, tilt: float = 0.0) -> tuple[Array, Array]:
         """Radiance (pixels x 3, row-major, no noise) and range along each pixel's ray (inf
@@ -118,18 +122,19 @@ class Camera:
         Ry = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])  # about y: +tilt looks up (-z)
         world = np.asarray(R) @ Ry
         distance, normal, surface = self.scene_rays.trace(p, self.directions @ world.T)
-        distance = np.where(distance <= self.max_range, distance, np.inf)
-        hit = np.isfinite(distance)
-        up = np.array([0.0, 0.0, -1.0])  # NED
-        light = self.ambient + (1.0 - self.ambient) * np.clip(normal @ up, 0.0, None)
-        J = self.albedo[np.where(hit, surface, -1)] * light[:, None]
-        return image_formation(J, distance, self.water), distance
+        distance[distance > self.max_range] = np.inf
+        surface[~np.isfinite(distance)] = -1
+        light = self.ambient + (1.0 - self.ambient) * np.clip(-normal[:, 2], 0.0, None)  # NED: up is -z
+        J = self.albedo[surface] * light[:, None].astype(np.float32)
+        return image_formation(J, distance.astype(np.float32), self.water), distance
 
     def render(self, R: Array, p: Array, tilt: float = 0.0) -> tuple[Array, Array]:
         rgb, distance = self.radiance(R, p, tilt)
         if self.noise and self.rng is not None:
-            rgb = rgb + self.noise * self.rng.standard_normal(rgb.shape)
+            rgb += self.noise * self.rng.standard_normal(rgb.shape, dtype=np.float32)
         h, w = self.intrinsics.height, self.intrinsics.width
-        image = np.clip(np.rint(255.0 * rgb), 0, 255).astype(np.uint8).reshape(h, w, 3)
+        rgb *= 255.0
+        rgb += 0.5
+        image = np.clip(rgb, 0.0, 255.0).astype(np.uint8).reshape(h, w, 3)  # rounded to nearest
         depth = np.where(np.isfinite(distance), distance * self.cosines, np.nan).astype(np.float32)
         return image, depth.reshape(h, w)
