@@ -50,7 +50,7 @@ def main() -> None:
         camera.render(np.eye(3), p, tilt=math.radians(-30.0))  # Embree's scene built, caches warm
         t0 = time.perf_counter()
         for k in range(args.frames):
-            camera.render(np.eye(3), p + [0.01 * k, 0.0, 0.0], tilt=math.radians(-30.0))
+            camera.render(np.eye(3), p + np.array([0.01 * k, 0.0, 0.0]), tilt=math.radians(-30.0))
         render = (time.perf_counter() - t0) / args.frames
         world = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
         directions = camera.directions @ world.T
