@@ -111,3 +111,60 @@ def test_noise_is_white_and_as_large_as_asked():
     noisy, _ = Camera(rays, small, noise=0.02, rng=np.random.default_rng(1)).render(np.eye(3), np.zeros(3))
     diff = (noisy.astype(float) - clean.astype(float)) / 255.0
     assert abs(diff.mean()) < 0.002 and diff.std() == pytest.approx(0.02, rel=0.1)
+
+
+def test_the_node_publishes_image_depth_and_info(tmp_path):
+    """Over DDS: a Heavy with a 64 x 48 camera 4.8 m from a wall publishes rgb8 images, a depth
+    image whose centre is the wall's distance, and CameraInfo with the intrinsics; a tilt
+    command turns the optical frame's transform by its angle."""
+    from pathlib import Path
+
+    from ros_helpers import simulator, spin_until
+    from sensor_msgs.msg import CameraInfo, Image
+    from std_msgs.msg import Float64
+    from tf2_msgs.msg import TFMessage
+
+    heavy = (Path(__file__).resolve().parents[1] / "uvms_sim/config/bluerov2_heavy.yaml").read_text()
+    text = heavy.replace(
+        "scene:\n  seabed: {type: plane, depth: 20.0}",
+        "scene:\n  seabed: {type: plane, depth: 20.0}\n  structures:\n"
+        "    - {name: wall, shape: box, size: [1.0, 20.0, 20.0], xyz: [5.5, 0.0, 2.0]}",
+    ).replace(
+        "      - {type: dvl,",
+        "      - {type: camera, name: front, position: [0.2, 0.0, 0.0], width: 64, height: 48, rate: 5,"
+        " noise: false}\n      - {type: dvl,",
+    )
+    path = tmp_path / "heavy_camera.yaml"
+    path.write_text(text)
+    with simulator(description=str(path), ardusub_frame="none") as (_sim, user, executor):
+        images, depths, infos, tfs = [], [], [], []
+        user.create_subscription(Image, "camera/front/image_raw", images.append, 10)
+        user.create_subscription(Image, "camera/front/depth", depths.append, 10)
+        user.create_subscription(CameraInfo, "camera/front/camera_info", infos.append, 10)
+        user.create_subscription(TFMessage, "/tf", lambda m: tfs.extend(m.transforms), 100)
+        assert spin_until(executor, lambda: bool(images and depths and infos), timeout=30)
+        tilt = user.create_publisher(Float64, "camera/front/tilt", 10)
+        tilt.publish(Float64(data=0.3))
+
+        def tilted() -> bool:
+            tilt.publish(Float64(data=0.3))
+            return any(t.child_frame_id == "front_optical" and abs(t.transform.rotation.w - 1.0) > 1e-6
+                       and _tilt_of(t) > 0.29 for t in tfs)  # fmt: skip
+
+        assert spin_until(executor, tilted, timeout=30)
+    image, depth, info = images[-1], depths[-1], infos[-1]
+    assert (image.width, image.height, image.encoding, len(image.data)) == (64, 48, "rgb8", 64 * 48 * 3)
+    assert depth.encoding == "32FC1" and image.header.frame_id == "front_optical"
+    d = np.frombuffer(bytes(depths[0].data), dtype=np.float32).reshape(48, 64)
+    assert d[23:25, 31:33].mean() == pytest.approx(4.8, abs=0.05)  # the vehicle barely moves in 1 s
+    intr = Intrinsics.from_fov(64, 48, math.radians(80.0))
+    assert np.allclose(info.k, intr.K.ravel())
+
+
+def _tilt_of(t) -> float:
+    """The camera's tilt from the optical frame's rotation in its link (optical z = camera x)."""
+    from transforms3d.quaternions import quat2mat
+
+    q = t.transform.rotation
+    z = quat2mat([q.w, q.x, q.y, q.z])[:, 2]  # the optical axis in the link's axes (FRD)
+    return math.atan2(-z[2], z[0])

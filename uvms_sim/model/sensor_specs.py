@@ -32,6 +32,8 @@ DEG = math.pi / 180.0
 #   the range).
 # dvl: Water Linked DVL A50 (four beams at 22.5 degrees from its axis, altitude 0.05-50 m, long
 #   term accuracy 1.01 %; the per-beam velocity noise of 2 mm/s is this project's choice).
+# camera: Blue Robotics Low-Light HD USB camera (80 degrees across under water) at 640 x 480,
+#   15 frames/s; its tilt (rad, about its y axis, + up) is the BlueROV2's camera mount's.
 DEFAULTS: dict[str, dict[str, float]] = {
     "imu": {
         "rate": 100.0,
@@ -57,6 +59,16 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "min_range": 0.5,  # m
         "max_range": 100.0,  # m
         "noise": 0.005,  # of the range (1 sigma)
+    },
+    "camera": {
+        "rate": 15.0,
+        "width": 640.0,  # pixels
+        "height": 480.0,
+        "hfov": 80.0 * DEG,  # rad, across the image
+        "max_range": 30.0,  # m: farther is water (veiling light)
+        "noise": 0.01,  # of full scale (1 sigma)
+        "tilt": 0.0,  # rad, at start
+        "max_tilt": 45.0 * DEG,  # rad, either way
     },
     "dvl": {
         "rate": 10.0,
@@ -96,6 +108,16 @@ class SensorSpec:
                 raise ValueError(f"{self.type} {k} must be a finite number >= 0, got {v!r}")
         if not values["rate"] > 0.0:
             raise ValueError(f"{self.type} rate must be > 0 Hz")
+        if self.type == "camera":
+            for k in ("width", "height"):
+                if values[k] != int(values[k]) or not 1 <= values[k] <= 4096:
+                    raise ValueError(
+                        f"camera {k} must be a whole number of pixels in 1-4096, got {values[k]!r}"
+                    )
+            if not 0.0 < values["hfov"] < math.pi:
+                raise ValueError(f"camera hfov must be in (0, pi) rad, got {values['hfov']!r}")
+            if not abs(values.get("tilt", 0.0)) <= values["max_tilt"] <= math.pi / 2:
+                raise ValueError("camera tilt must be within max_tilt, itself at most pi/2 rad")
         object.__setattr__(self, "params", tuple(sorted((k, float(v)) for k, v in values.items())))
         for name in ("position", "rpy"):
             vector = np.array(getattr(self, name), dtype=float).reshape(3)

@@ -236,6 +236,14 @@ class SimulatorNode(Node):
             self._sensors(int(get("sensor_seed")), bool(get("sensor_noise")), get("frame_prefix"))
         self.publish_static()
         self._views(get)
+        self.cameras = None
+        if any(s.type == "camera" for v in self.system.vehicles for s in v.sensors):
+            from .camera_topics import CameraTopics
+
+            self.cameras = CameraTopics(
+                self, self.sim, self.system, self.lock, get("frame_prefix"), self.tf_names,
+                bool(get("sensor_noise")), int(get("sensor_seed")),
+            )  # fmt: skip
         from .ping import ping_servers
 
         self.ping_servers = ping_servers(
@@ -407,6 +415,8 @@ class SimulatorNode(Node):
             self.stop_event.set()
             if self.thread.is_alive() and threading.current_thread() is not self.thread:
                 self.thread.join(timeout=5.0)
+        if getattr(self, "cameras", None) is not None:
+            self.cameras.close()
         for server in getattr(self, "ping_servers", []):
             server.close()
         view = getattr(self, "view", None)

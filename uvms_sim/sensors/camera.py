@@ -138,3 +138,11 @@ class Camera:
         image = np.clip(rgb, 0.0, 255.0).astype(np.uint8).reshape(h, w, 3)  # rounded to nearest
         depth = np.where(np.isfinite(distance), distance * self.cosines, np.nan).astype(np.float32)
         return image, depth.reshape(h, w)
+
+
+def camera_of(spec, rays: SceneRays, rng: np.random.Generator | None) -> Camera:
+    """The camera a description declares (``model.sensor_specs``: type ``camera``)."""
+    v = spec.value
+    intrinsics = Intrinsics.from_fov(int(v("width")), int(v("height")), v("hfov"))
+    noise = v("noise") if spec.noise else 0.0
+    return Camera(rays, intrinsics, max_range=v("max_range"), noise=noise, rng=rng)
