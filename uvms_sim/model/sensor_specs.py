@@ -66,7 +66,7 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "height": 480.0,
         "hfov": 80.0 * DEG,  # rad, across the image
         "max_range": 30.0,  # m: farther is water (veiling light)
-        "noise": 0.01,  # of full scale (1 sigma)
+        "pixel_noise": 0.01,  # of full scale (1 sigma)
         "tilt": 0.0,  # rad, at start
         "max_tilt": 45.0 * DEG,  # rad, either way
     },

@@ -415,8 +415,9 @@ class SimulatorNode(Node):
             self.stop_event.set()
             if self.thread.is_alive() and threading.current_thread() is not self.thread:
                 self.thread.join(timeout=5.0)
-        if getattr(self, "cameras", None) is not None:
-            self.cameras.close()
+        cameras = getattr(self, "cameras", None)
+        if cameras is not None:
+            cameras.close()
         for server in getattr(self, "ping_servers", []):
             server.close()
         view = getattr(self, "view", None)

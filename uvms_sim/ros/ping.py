@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..hil.ping_devices import Ping1D as Ping1dDevice
-from ..hil.ping_devices import Ping360, PingServer
+from ..hil.ping_devices import Ping360, PingDevice, PingServer
 from ..model.kinematics import placements
 from ..model.sensor_specs import SensorSpec
 from ..scene import SceneRays
@@ -42,7 +42,7 @@ def ping_servers(
     altimeter = next((s for s in vehicle.sensors if s.type == "altimeter"), None)
     down = SensorSpec("altimeter", "ping1d", vehicle.root, rpy=np.array([0.0, -np.pi / 2, 0.0]))
     spec = altimeter or down
-    devices = []
+    devices: list[tuple[str, int, PingDevice]] = []
     if ports[0]:
         mount = Mount.of(spec, model.body_index(spec.link))
         devices.append(

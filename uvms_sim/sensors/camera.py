@@ -144,5 +144,5 @@ def camera_of(spec, rays: SceneRays, rng: np.random.Generator | None) -> Camera:
     """The camera a description declares (``model.sensor_specs``: type ``camera``)."""
     v = spec.value
     intrinsics = Intrinsics.from_fov(int(v("width")), int(v("height")), v("hfov"))
-    noise = v("noise") if spec.noise else 0.0
+    noise = v("pixel_noise") if spec.noise else 0.0
     return Camera(rays, intrinsics, max_range=v("max_range"), noise=noise, rng=rng)

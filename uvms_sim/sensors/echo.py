@@ -31,8 +31,8 @@ def beam_rays(R: Array, half_h: float, half_v: float, n_h: int, n_v: int) -> tup
     beam has ``half_h == half_v`` and is cut to the circle."""
     a = np.linspace(-SPAN, SPAN, n_h) if n_h > 1 else np.zeros(1)
     b = np.linspace(-SPAN, SPAN, n_v) if n_v > 1 else np.zeros(1)
-    A, B = np.meshgrid(a, b, indexing="ij")
-    A, B = A.ravel(), B.ravel()
+    grid_a, grid_b = np.meshgrid(a, b, indexing="ij")
+    A, B = grid_a.ravel(), grid_b.ravel()
     if half_h == half_v:
         keep = A * A + B * B <= SPAN * SPAN + 1e-12
         A, B = A[keep], B[keep]
