@@ -81,7 +81,9 @@ one description each vehicle's topics are under ``<vehicle>/``):
   force the parent applies to the child link, in the child link's axes); with tethers
   ``tether/<name>/path`` (nav_msgs/Path), ``tether/<name>/tension`` (std_msgs/Float64MultiArray,
   N per segment from the reel) and ``tether/<name>/length`` (std_msgs/Float64, m); with waves
-  ``waves/elevation`` (std_msgs/Float64MultiArray, m above the mean surface over each vehicle).
+  ``waves/elevation`` (std_msgs/Float64MultiArray, m above the mean surface over each vehicle);
+  with cameras in the description ``camera/<name>/image_raw``, ``camera_info`` and ``depth``
+  (``uvms_sim.ros.camera_topics``; in: ``camera/<name>/tilt``).
 - services: ``reset`` (std_srvs/Trigger: back to the initial state, inputs neutral, simulated
   time running on), ``pause`` (std_srvs/SetBool), ``step`` (std_srvs/Trigger: one publish
   period while paused).
