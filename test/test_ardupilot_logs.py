@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ardupilot_logs import DataFlashWriter, TelemetryLogWriter, euler_deg
+from ardupilot_logs import MESSAGES_3X, DataFlashWriter, TelemetryLogWriter, euler_deg
 
 from uvms_sim.actuators.ardusub import mix, thrust_to_pwm
 from uvms_sim.model import load
@@ -67,26 +67,40 @@ def servo_row(pwm: np.ndarray, width: int) -> list[int]:
     return row
 
 
-def write_dataflash(path: Path, samples, extra_params: dict | None = None) -> None:
-    log = DataFlashWriter(path)
+def write_dataflash(
+    path: Path, samples, extra_params: dict | None = None, ardusub3: bool = False, spoil=None
+) -> None:
+    """The flight as ArduSub 4.x logs it (or 3.x with ``ardusub3``: IMU2/BAR2/BAT2, NKF1 and
+    NKF6, ATT in centidegrees); ``spoil(k, name, fields)`` may change a record's fields."""
+    log = DataFlashWriter(path, MESSAGES_3X if ardusub3 else None)
+
+    def write(k: int, name: str, **fields) -> None:
+        if spoil is not None:
+            spoil(k, name, fields)
+        log.write(name, **fields)
+
     for name, value in {**params(), **(extra_params or {})}.items():
         log.write("PARM", TimeUS=int(BOOT * 1e6) - 1000, Name=name, Value=value, Default=value)
     for k, (t, q, v, pwm) in enumerate(samples):
         us = round((BOOT + t) * 1e6)
         if k % 4 == 0:
-            log.write("IMU", TimeUS=us, I=0, GyrX=v[3], GyrY=v[4], GyrZ=v[5], AccZ=-9.81)
+            for imu in ("IMU", "IMU2") if ardusub3 else ("IMU",):  # IMU2 is off by 1 rad/s
+                write(k, imu, TimeUS=us, I=0, GyrX=v[3] + (imu == "IMU2"), GyrY=v[4], GyrZ=v[5], AccZ=-9.81)
         if k % 10:
             continue
         roll, pitch, yaw = euler_deg(q[3:7])
         R = _rotation(q[3:7])
         vn, ve, vd = R @ v[:3]
-        log.write("RCOU", TimeUS=us, **{f"C{n + 1}": x for n, x in enumerate(servo_row(pwm, 14))})
-        log.write("ATT", TimeUS=us, Roll=roll, Pitch=pitch, Yaw=yaw, DesRoll=roll, DesPitch=pitch, DesYaw=yaw)
+        write(k, "RCOU", TimeUS=us, **{f"C{n + 1}": x for n, x in enumerate(servo_row(pwm, 14))})
+        write(k, "ATT", TimeUS=us, Roll=roll, Pitch=pitch, Yaw=yaw, DesRoll=roll, DesPitch=pitch, DesYaw=yaw)
         for core in (0, 1):  # two EKF cores, as ArduSub logs them; core 1 is off by 1 m
-            log.write("XKF1", TimeUS=us, C=core, Roll=roll, Pitch=pitch, Yaw=yaw, VN=vn, VE=ve, VD=vd,
-                      PN=q[0] + core, PE=q[1], PD=q[2])  # fmt: skip
-        log.write("BARO", TimeUS=us, I=0, Alt=-q[2], Press=101500.0 + 9800.0 * q[2], H=1)
-        log.write("BAT", TimeUS=us, Inst=0, Volt=15.8, H=1)
+            name = ("NKF1", "NKF6")[core] if ardusub3 else "XKF1"
+            write(k, name, TimeUS=us, C=core, Roll=roll, Pitch=pitch, Yaw=yaw, VN=vn, VE=ve, VD=vd,
+                  PN=q[0] + core, PE=q[1], PD=q[2])  # fmt: skip
+        for n, baro in enumerate(("BARO", "BAR2") if ardusub3 else ("BARO",)):  # BAR2 in the air: 0 m
+            write(k, baro, TimeUS=us, I=0, Alt=-q[2] * (1 - n), Press=101500.0 + 9800.0 * q[2], H=1)
+        for n, bat in enumerate(("BAT", "BAT2") if ardusub3 else ("BAT",)):
+            write(k, bat, TimeUS=us, Inst=0, Volt=15.8 - 3 * n, H=1)
     log.close()
 
 
@@ -96,8 +110,17 @@ def _rotation(quat: np.ndarray) -> np.ndarray:
     return quat2mat(quat)
 
 
-def write_telemetry(path: Path, samples, extra_params: dict | None = None, reboot: bool = False) -> None:
-    log = TelemetryLogWriter(path)
+def write_telemetry(
+    path: Path,
+    samples,
+    extra_params: dict | None = None,
+    reboot: bool = False,
+    boot: float = BOOT,
+    spoil=None,
+) -> None:
+    """The flight as a ground station records ArduSub's telemetry, ``boot`` s after the
+    autopilot booted; ``spoil(k, name, fields)`` may change a message's fields."""
+    log = TelemetryLogWriter(path, spoil)
     wall = 1_700_000_000_000_000  # the ground station's clock, unrelated to the autopilot's boot clock
     all_params = {**params(), **(extra_params or {})}
     for n, (name, value) in enumerate(all_params.items()):
@@ -106,7 +129,7 @@ def write_telemetry(path: Path, samples, extra_params: dict | None = None, reboo
     for k, (t, q, v, pwm) in enumerate(samples):
         if k % 5:
             continue
-        ms, us = round((BOOT + t) * 1e3), round((BOOT + t) * 1e6)
+        ms, us = round((boot + t) * 1e3), round((boot + t) * 1e6)
         stamp = wall + us + 3000 * (k % 7)  # link jitter in the receive stamps only
         roll, pitch, yaw = np.radians(euler_deg(q[3:7]))
         log.send("ATTITUDE", stamp, time_boot_ms=ms, roll=roll, pitch=pitch, yaw=yaw, rollspeed=v[3],
@@ -116,7 +139,7 @@ def write_telemetry(path: Path, samples, extra_params: dict | None = None, reboo
             log.send(
                 "LOCAL_POSITION_NED", stamp, time_boot_ms=ms, x=q[0], y=q[1], z=q[2], vx=vn, vy=ve, vz=vd
             )
-            log.send("SERVO_OUTPUT_RAW", stamp, time_usec=us, port=0, **{
+            log.send("SERVO_OUTPUT_RAW", stamp, time_usec=us % 2**32, port=0, **{  # a uint32: it wraps
                 f"servo{n + 1}_raw": x for n, x in enumerate(servo_row(pwm, 16))})  # fmt: skip
             log.send("SCALED_IMU", stamp, time_boot_ms=ms, xacc=0, yacc=0, zacc=-1000, xgyro=int(v[3] * 1000),
                      ygyro=int(v[4] * 1000), zgyro=int(v[5] * 1000), xmag=0, ymag=0, zmag=0)  # fmt: skip
@@ -339,3 +362,138 @@ def test_the_same_flight_replays_alike_from_a_bag_a_dataflash_log_and_a_telemetr
     assert [x["windows"] for x in s] == [7, 7, 7] and all(x["failed"] == 0 for x in s)
     for key in ("speed_dtw", "rmse_u", "rmse_v", "rmse_w", "rmse_r"):  # (the baselines depend on the rate)
         assert max(x[key] for x in s) - min(x[key] for x in s) < 0.005, (key, [x[key] for x in s])
+
+
+def test_ardusub_3_logs_are_read_with_their_own_formats(tmp_path, flight):
+    """An ArduSub 3.x .BIN (IMU2, BAR2 and BAT2 as messages of their own without an instance
+    field, ATT in centidegrees, EKF2's NKF1 and NKF6): instance 0 of each is taken (IMU, not
+    IMU2, which is off by 1 rad/s; BAT, not BAT2), NKF1 becomes the odometry and the motion is
+    the flight's to the log's 0.01 degree resolution."""
+    path = tmp_path / "sub35.BIN"
+    write_dataflash(path, flight, ardusub3=True)
+    bag = read_ardupilot_log(path)
+    assert bag.odometry_topic == "XKF1" and bag.reversed_motors == frozenset(REVERSED)
+    check_motion(bag, flight, 10, att_tol_deg=0.03)
+    _, imu = bag.imu.arrays()
+    np.testing.assert_allclose(imu[:, 0], [s[2][3] for s in flight[::4]], atol=1e-6)  # IMU, not IMU2
+    assert np.median(bag.battery.values) == pytest.approx(15.8)
+
+
+def _spoiler(field_of: dict[str, str], every: int, value: float):
+    """Sets ``value`` in the named field of every ``every``-th record of those kinds."""
+
+    def spoil(k: int, name: str, fields: dict) -> None:
+        if name in field_of and k > 0 and k % every == 0:
+            fields[field_of[name]] = value
+
+    return spoil
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), 1e34])
+def test_non_finite_and_huge_log_values_are_dropped_with_a_counted_warning(tmp_path, flight, value, caplog):
+    """NaN, inf or 1e34 (beyond the bags' bound of 1e6) in ATT, XKF1, IMU and BARO of a .BIN
+    and in ATTITUDE and LOCAL_POSITION_NED of a .tlog: those samples are dropped and counted in
+    one warning; what is left is finite and is the flight."""
+    spoil = _spoiler({"ATT": "Roll", "XKF1": "PN", "IMU": "GyrX", "BARO": "Alt"}, 70, value)
+    write_dataflash(tmp_path / "f.BIN", flight[:2000], spoil=spoil)
+    spoil = _spoiler({"ATTITUDE": "roll", "LOCAL_POSITION_NED": "x"}, 7, value)
+    write_telemetry(tmp_path / "f.tlog", flight[:2000], spoil=spoil)
+    for name in ("f.BIN", "f.tlog"):
+        caplog.clear()
+        bag = read_ardupilot_log(tmp_path / name)
+        t, odo = bag.odometry.arrays()
+        assert np.all(np.isfinite(odo)) and np.all(np.abs(odo) < 1e6) and len(t) > 100
+        assert np.all(np.isfinite(bag.imu.arrays()[1]))
+        [warning] = [r.getMessage() for r in caplog.records if "not finite or beyond 1e6" in r.getMessage()]
+        assert (
+            ("XKF1" in warning and "IMU" in warning) if name == "f.BIN" else "LOCAL_POSITION_NED" in warning
+        )
+        with_bad = np.array([s[0] for s in flight[:2000:10]])
+        if name == "f.BIN":  # XKF1 every 7th record (of the 10 ms samples: every 70th)
+            check_motion(bag, flight[:2000], 10, att_tol_deg=0.03, lost=len(with_bad) // 7 + 1)
+
+
+def test_attitude_infinite_or_a_barometer_of_no_water_is_no_math_error(tmp_path, flight):
+    """ATT roll inf (with no EKF in the log) and BARO_SPEC_GRAV 0 (which would divide by zero):
+    the sample is dropped, and the specific gravity taken as 1.0 with a note."""
+
+    def spoil(k: int, name: str, fields: dict) -> None:
+        if name == "XKF1":
+            fields["C"] = 2  # no core 0: the attitude comes from ATT
+        if name == "ATT" and k == 500:
+            fields["Roll"] = float("inf")
+
+    path = tmp_path / "att.BIN"
+    write_dataflash(path, flight[:1000], {"BARO_SPEC_GRAV": 0.0, "BARO1_GND_PRESS": 121000.0}, spoil=spoil)
+    bag = read_ardupilot_log(path)
+    assert bag.odometry_topic == "ATT" and np.all(np.isfinite(bag.odometry.arrays()[1]))
+    assert len(bag.odometry.t) == 99
+    assert any("BARO_SPEC_GRAV = 0 is no water's" in n for n in bag.notes)
+    assert calibration_depth(bag.parameters) == pytest.approx((121000.0 - 101325.0) / 9800.0)
+
+
+def test_a_telemetry_log_past_71_minutes_unwraps_the_servo_clock(tmp_path, flight):
+    """SERVO_OUTPUT_RAW.time_usec is a uint32 of microseconds: 71.6 min after boot it wraps.
+    A .tlog that crosses it keeps every command, on the boot clock of the other messages
+    (not taken for a reboot)."""
+    boot = 2**32 * 1e-6 - 10.0  # the wrap 10 s into the flight
+    path = tmp_path / "long.tlog"
+    write_telemetry(path, flight, boot=boot)
+    bag = read_ardupilot_log(path)
+    t_cmd, cmds = bag.commands.arrays()
+    assert len(t_cmd) == len(flight) // 10
+    np.testing.assert_allclose(np.diff(t_cmd), 0.1, atol=1e-5)
+    np.testing.assert_array_equal(cmds[:, 2], [s[3][2] for s in flight[::10]])
+
+
+def test_a_reboot_in_the_first_second_keeps_the_longest_boot(tmp_path, flight, caplog, capsys):
+    """The autopilot rebooted 0.5 s into the log: the longest boot (the flight after it) is
+    used with a warning; a window longer than any recording is a one-line error, exit 2
+    (no "0 windows ... nan")."""
+    from uvms_sim.cli import main as cli_main
+
+    log = TelemetryLogWriter(tmp_path / "reboot.tlog")
+    for k in range(5):  # 0.5 s of the first boot
+        log.send("SERVO_OUTPUT_RAW", 1000 + k, time_usec=4_000_000 + 100_000 * k, port=0,
+                 **{f"servo{n + 1}_raw": 1900 for n in range(16)})  # fmt: skip
+        log.send("ATTITUDE", 1000 + k, time_boot_ms=4000 + 100 * k, roll=0, pitch=0, yaw=0, rollspeed=0,
+                 pitchspeed=0, yawspeed=0)  # fmt: skip
+    log.close()
+    with open(tmp_path / "reboot.tlog", "ab") as f:
+        write_telemetry(tmp_path / "after.tlog", flight[:1500], boot=1.0)
+        f.write((tmp_path / "after.tlog").read_bytes())
+    bag = read_ardupilot_log(tmp_path / "reboot.tlog")
+    t_cmd, cmds = bag.commands.arrays()
+    assert len(t_cmd) == 150 and np.all(cmds < 1900)
+    assert any("boot 2 of 2 is used" in r.getMessage() for r in caplog.records)
+    short = tmp_path / "short.tlog"
+    write_telemetry(short, flight[:300])
+    args = ["replay", str(short), "--config", "bluerov2_heavy", "--window", "5"]
+    assert cli_main(args) == 2
+    err = capsys.readouterr().err
+    assert "no 5 s window fits in the recordings (the longest has 3.0 s of motion)" in err
+
+
+@pytest.mark.parametrize("kind", ["zeros", "text"])
+def test_a_file_that_is_no_dataflash_log_is_one_line(tmp_path, capfd, kind):
+    """A 1 MiB zero-filled .BIN and a text file named .BIN: pymavlink's thousands of
+    "bad header" lines are kept off the terminal, and the error is one line naming the file."""
+    path = tmp_path / "x.BIN"
+    path.write_bytes(bytes(1 << 20) if kind == "zeros" else b"time,depth\n0.0,1.0\n" * 20_000)
+    with pytest.raises(BagError) as info:
+        read_ardupilot_log(path)
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
+    out, err = capfd.readouterr()
+    assert len((out + err).splitlines()) <= 2
+
+
+def test_replay_progress_is_a_line_per_tenth_in_a_pipe(tmp_path, flight, capsys):
+    """``uvms-sim replay x.BIN`` with its output not on a terminal: the progress is a line every
+    tenth of the replay (not one long line of carriage returns)."""
+    from uvms_sim.cli import main as cli_main
+
+    write_dataflash(tmp_path / "a.BIN", flight[:1000])
+    assert cli_main(["replay", str(tmp_path / "a.BIN"), "--config", "bluerov2_heavy", "--dt", "0.01"]) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("replaying")]
+    assert "\r" not in err and 10 <= len(lines) <= 12 and "100 of 100" in lines[-1]

@@ -67,6 +67,11 @@ def test_every_config_is_shipped_and_found_by_name():
     }
     assert set(shipped_configs()) == set(SHIPPED)
     assert resolve("bluerov2").resolve() == (CONFIG / "bluerov2.yaml").resolve()
+    # load takes the shipped names as the command line, the node and the gym do
+    by_name, by_path = load("bluerov2"), load(CONFIG / "bluerov2.yaml")
+    assert by_name.model.nv == by_path.model.nv and by_name.vehicles[0].name == by_path.vehicles[0].name
+    with pytest.raises(ConfigError, match="shipped"):
+        load("no_such_vehicle")
 
 
 @pytest.mark.parametrize("name", SHIPPED)

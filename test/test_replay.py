@@ -22,9 +22,11 @@ from uvms_sim.replay.bag import (
     typestore,
     write_bag,
 )
-from uvms_sim.replay.compare import compare, dtw_distance
+from uvms_sim.replay.compare import compare
+from uvms_sim.replay.dtw import dtw_distance
 from uvms_sim.replay.identified import apply_identified, overlay_yaml
-from uvms_sim.replay.identify import identify
+from uvms_sim.replay.identify import MIN_DISTINCT, THRUST_NAMES, _fisher, _spread, identify
+from uvms_sim.replay.report import format_identification
 from uvms_sim.replay.run import odometry_row, replay, write_prediction
 from uvms_sim.simulator import Simulator
 
@@ -335,8 +337,10 @@ def test_live_mode_drives_a_running_simulator(tmp_path):
 
 
 def test_replay_command_line(tmp_path, capsys):
-    """``uvms-sim replay BAG --config CFG --out --plot --identify`` writes all three and prints
-    the comparison table and the counts of what it did not use."""
+    """``uvms-sim replay BAG --config CFG --out --plot --identify --window 4`` writes all three
+    (the fit, of a vehicle with Wu's hull, beats the shipped Heavy on the bag's last third) and
+    prints the comparison table and the counts of what it did not use; without a whole window
+    in the held-out third there is nothing to choose the fit by: a one-line error."""
     from uvms_sim.cli import main as cli_main
 
     bag_path = tmp_path / "cli"
@@ -353,7 +357,9 @@ def test_replay_command_line(tmp_path, capsys):
         "--axes",
         "u,w,r",
     ]
-    assert cli_main([*args, "--out", str(out), "--plot", str(png), *more]) == 0
+    assert cli_main([*args, *more]) == 2  # 12 s windows: none in the last 5 s
+    assert "hold no whole 12 s window to choose the fit by" in capsys.readouterr().err
+    assert cli_main([*args, "--out", str(out), "--plot", str(png), *more, "--window", "4"]) == 0
     text = capsys.readouterr().out
     assert (
         "RMSE" in text and "x real time" in text and "messages/s" in text and "thrust_forward_scale" in text
@@ -637,14 +643,77 @@ def test_identification_says_what_the_data_cannot_tell(tmp_path):
     )  # fmt: skip
     assert bounded["thrust_forward_scale"][0] == pytest.approx(0.9)
     assert any(w.startswith("thrust_forward_scale ended on its lower bound (0.9)") for w in bounded.warnings)
+    # an estimate on a bound is not a result: the three thrust scales are refused together, the
+    # described thrust is kept, and no standard error is printed as 0 (all resamples on the bound)
+    assert set(THRUST_NAMES) <= set(bounded.refused)
+    assert any(w.startswith("the thrust scales are not a result") for w in bounded.warnings)
+    kept = Simulator.from_system(apply_identified(weak, bounded)).thrusters.kinds[0]
+    described = Simulator.from_system(weak).thrusters.kinds[0]
+    assert (kept.thrust_forward, kept.thrust_reverse) == (described.thrust_forward, described.thrust_reverse)
+    text = format_identification(bounded)
+    assert "not estimated" in text and "+- 0.0000" not in text and "nan" not in text.lower()
+
+
+def test_the_fisher_information_names_columns_the_data_cannot_separate():
+    """Three regressors, the third twice the first plus 0.1 % noise: the equilibrated Fisher
+    information is ill-conditioned (beyond 1e4) and its inverse correlates the first and the
+    third estimates beyond 0.99 (the second, independent, below 0.3); a column that is all
+    zero (a parameter the data never excite) is left out rather than given a zero error."""
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(400, 3))
+    A[:, 2] = 2.0 * A[:, 0] + 1e-3 * rng.normal(size=400)
+    condition, corr, names = _fisher(A, ["a", "b", "c"])
+    assert condition > 1e4 and names == ["a", "b", "c"]
+    assert abs(corr[0, 2]) > 0.99 and abs(corr[0, 1]) < 0.3 and abs(corr[1, 2]) < 0.3
+    A[:, 1] = 0.0
+    condition, corr, names = _fisher(A, ["a", "b", "c"])
+    assert names == ["a", "c"] and corr.shape == (2, 2)
+
+
+def test_lag_and_delay_at_either_end_of_their_grid_are_flagged_and_not_used(tmp_path):
+    """A vehicle without lag or delay, fitted with both: they end at the bottom of their grid
+    (0 s), which the fit flags and refuses (the described lag stays); a 0.15 s lag fitted on a
+    grid that stops at 0.1 s ends at its top, flagged with the advice to widen the bound."""
+    system = record(tmp_path / "none", "sqlite3", seconds=40.0, noise=0.003)
+    fitted = identify(system, read_bag(tmp_path / "none"), axes=(0, 2, 5), lag=True, delay=True, bootstrap=0)
+    assert fitted["time_constant"][0] == 0.0 and fitted["command_delay"][0] == 0.0
+    text = " | ".join(fitted.warnings)
+    assert "time_constant ended at the bottom of its grid (0 s)" in text
+    assert "command_delay ended at the bottom of its grid (0 s)" in text
+    assert {"time_constant", "command_delay"} <= set(fitted.refused)
+    kind = Simulator.from_system(apply_identified(system, fitted)).thrusters.kinds[0]
+    assert kind.time_constant == Simulator.from_system(system).thrusters.kinds[0].time_constant
+    lagged = record(tmp_path / "lag", "sqlite3", seconds=40.0, noise=0.003, lag=0.15)
+    top = identify(
+        lagged, read_bag(tmp_path / "lag"), axes=(0, 2, 5), lag=True, bootstrap=0,
+        bounds={"time_constant": (0.0, 0.1)},
+    )  # fmt: skip
+    assert top["time_constant"][0] == pytest.approx(0.1)
+    assert any(w.startswith("time_constant ended at the top of its grid (0.1 s)") for w in top.warnings)
+
+
+def test_a_bootstrap_of_too_few_distinct_resamples_is_not_an_error_estimate():
+    """Resamples that take fewer than MIN_DISTINCT distinct draws, or an estimate that takes
+    fewer than three values over them (a bound or a grid point every time): the spread is not
+    estimated (NaN, printed as such), never 0."""
+    rng = np.random.default_rng(1)
+    samples = [rng.normal(size=3) for _ in range(50)]
+    assert np.all(np.isfinite(_spread(samples, MIN_DISTINCT, 3)))
+    assert np.all(np.isnan(_spread(samples, MIN_DISTINCT - 1, 3)))
+    for s in samples:
+        s[1] = 0.5  # always on a bound
+    spread = _spread(samples, MIN_DISTINCT, 3)
+    assert np.isnan(spread[1]) and np.isfinite(spread[0]) and np.isfinite(spread[2])
 
 
 def test_windowed_validation_and_held_out_identification_from_the_command_line(tmp_path, capsys):
     """``uvms-sim replay A B --config C --window 10 --fit thrust --bound ...``: the windowed
-    validation of the described model beside the baselines, the fit over both recordings with
-    its bootstrap, and the held-out errors: the recording vehicle pushes 0.8x the described
-    thrust, so the model fitted on one recording predicts the other better than the
-    described one (speed DTW 0.002 against 0.024 m/s measured; half asserted).
+    validation of the described model beside the baselines, the held-out errors of the
+    candidate fits (damping alone, damping and thrust), the chosen one fitted over both
+    recordings with its bootstrap: the recording vehicle pushes 0.8x the described thrust, so
+    the model fitted on one recording predicts the other better than the described one (speed
+    DTW 0.002 against 0.024 m/s measured before the warp band; half asserted), and better than
+    the damping alone, so the thrust fit is chosen.
     ``--impose attitude,depth`` scores u and v only."""
     from uvms_sim.cli import main as cli_main
 
@@ -664,10 +733,13 @@ def test_windowed_validation_and_held_out_identification_from_the_command_line(t
         "identified from 2 recording(s)" in text
         and "20 resamples over 20 blocks of consecutive windows" in text
     )
-    assert "held-out windowed error (each of the 2 recordings left out in turn)" in text
-    original = float(text.split("  original: ")[1].split("speed DTW ")[1].split(" ")[0])
-    fitted = float(text.split("  fitted:   ")[1].split("speed DTW ")[1].split(" ")[0])
-    assert fitted < 0.5 * original, (fitted, original)
+    assert "held-out windowed error of each candidate fit (10 s windows)" in text
+    assert "(each of the 2 recordings left out in turn)" in text
+    original = float(text.split("  described: ")[1].split("speed DTW ")[1].split(" ")[0])
+    damping = float(text.split("  fitted, damping:")[1].split("speed DTW ")[1].split(" ")[0])
+    fitted = float(text.split("  fitted, damping + thrust:")[1].split("speed DTW ")[1].split(" ")[0])
+    assert fitted < 0.5 * original and fitted < damping, (fitted, damping, original)
+    assert "chosen by held-out speed DTW: damping + thrust" in text
     assert cli_main([*args, "--impose", "attitude,depth"]) == 0
     assert "RMSE u " in (out := capsys.readouterr().out) and " w " not in out.split("windowed validation")[1]
     for bad in (

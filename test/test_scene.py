@@ -257,3 +257,68 @@ def test_the_node_draws_the_scene_in_its_markers(tmp_path):
     np.testing.assert_allclose(xyz.min(axis=0), [-1.0, 2.5, -10.25]) and np.testing.assert_allclose(
         xyz.max(axis=0), [1.0, 3.5, -9.75]
     )
+
+
+def test_links_declare_what_touches_with_defaults_from_their_hull(tmp_path):
+    """``collision:`` per link (the visual's form, without colour) is kept as written, ``[]``
+    means a link that touches nothing, and without it a link touches with its hull (the Heavy:
+    its 0.457 x 0.575 x 0.254 m box) or its drag cylinder (the light arm's links). A URDF's
+    ``<collision>`` is read the same way; both go back out in save_yaml and in the
+    robot_description URDF."""
+    from uvms_sim.model.urdf_writer import urdf_text
+    from uvms_sim.model.visual import link_collisions
+
+    heavy = load(CONFIG / "bluerov2_heavy.yaml").model.bodies[0]
+    (hull,) = link_collisions(heavy)
+    assert hull.shape == "box" and hull.size == (0.457, 0.575, 0.254)
+    arm = load(CONFIG / "bluerov2_light_arm.yaml").model.bodies
+    assert [v.shape for b in arm[1:] for v in link_collisions(b)] == ["cylinder"] * 4
+    text = HEAVY.replace(
+        "      - name: base_link\n",
+        "      - name: base_link\n        collision:\n          - {sphere: 0.3, xyz: [0.1, 0.0, 0.0]}\n"
+        "          - {box: [0.1, 0.2, 0.3], rpy: [0.0, 0.0, 0.5]}\n",
+    )
+    (tmp_path / "c.yaml").write_text(text)
+    system = load(tmp_path / "c.yaml")
+    shapes = link_collisions(system.model.bodies[0])
+    assert [(v.shape, v.size) for v in shapes] == [("sphere", (0.3,)), ("box", (0.1, 0.2, 0.3))]
+    np.testing.assert_allclose(shapes[0].xyz, [0.1, 0.0, 0.0]) and np.testing.assert_allclose(
+        shapes[1].rpy[2], 0.5
+    )
+    save_yaml(system, tmp_path / "again.yaml")
+    again = link_collisions(load(tmp_path / "again.yaml").model.bodies[0])
+    assert [(v.shape, v.size) for v in again] == [("sphere", (0.3,)), ("box", (0.1, 0.2, 0.3))]
+    assert urdf_text(system).count("<collision>") == 2
+    (tmp_path / "none.yaml").write_text(
+        HEAVY.replace("      - name: base_link\n", "      - name: base_link\n        collision: []\n")
+    )
+    assert link_collisions(load(tmp_path / "none.yaml").model.bodies[0]) == ()
+    (tmp_path / "bad.yaml").write_text(
+        HEAVY.replace(
+            "      - name: base_link\n",
+            "      - name: base_link\n        collision: [{sphere: 0.3, color: [1, 0, 0, 1]}]\n",
+        )
+    )
+    with pytest.raises(ConfigError, match=r"collision\[0\]\.color: unknown key"):
+        load(tmp_path / "bad.yaml")
+    urdf = tmp_path / "r.urdf"
+    urdf.write_text("""<robot name="r"><link name="base_link">
+  <inertial><mass value="10"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial>
+  <visual><geometry><box size="1 1 1"/></geometry></visual>
+  <collision><origin xyz="0 0 0.1" rpy="0 0 0"/>
+    <geometry><cylinder radius="0.2" length="0.6"/></geometry></collision>
+</link></robot>""")
+    bodies = load(urdf).model.bodies  # an FLU URDF: base_link hangs under base_link_frd
+    (shape,) = link_collisions(next(b for b in bodies if b.name == "base_link"))
+    assert shape.shape == "cylinder" and shape.size == (0.2, 0.6)
+    np.testing.assert_allclose(shape.xyz, [0.0, 0.0, 0.1])
+
+
+def test_check_names_the_scene(tmp_path, capsys):
+    """``uvms-sim check`` says what the scene holds."""
+    from uvms_sim.cli import main
+
+    pipe = "    - {name: pipe, shape: cylinder, size: [0.2, 5.0], xyz: [0, 0, 11.8]}\n"
+    path = heavy_with(tmp_path, "scene:\n  seabed: {type: plane, depth: 12.0}\n  structures:\n" + pipe)
+    assert main(["check", str(path)]) == 0
+    assert "scene: plane seabed, deepest 12 m, 1 structures (pipe)" in capsys.readouterr().out

@@ -169,9 +169,8 @@ def test_the_dvl_drops_beams_one_by_one_over_a_sloped_seabed():
     forward = sensor.beams[:, 0] > 0
     two = next(k for k, v in enumerate(seen) if v == 2)
     pose = Pose(p=(0, 0, 60.0 - heights[two]))
-    assert np.all(
-        np.isnan(sensor.read(pose, scene_of(60.0, (slope, 0.0))).ranges[forward])
-    )  # the down-slope (northern) pair
+    ranges = sensor.read(pose, scene_of(60.0, (slope, 0.0))).ranges
+    assert np.all(np.isnan(ranges[forward]))  # the down-slope (northern) pair
 
 
 def test_dvl_noise_matches_its_reported_covariance():

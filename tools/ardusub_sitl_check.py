@@ -62,30 +62,65 @@ class Physics(threading.Thread):
         return self.history[-1]
 
 
-def send_sticks(mav, x=0, y=0, z=500, r=0) -> None:
-    mav.mav.manual_control_send(mav.target_system, x, y, z, r, 0)
+class GroundStation(threading.Thread):
+    """The ground station's side of the link, in its own thread: a HEARTBEAT and the current
+    MANUAL_CONTROL sticks every 0.05 s of simulated time (20 Hz, as QGroundControl sends its
+    joystick), whatever the main thread is doing meanwhile (waiting for a mode, computing the
+    emulated dive). A gap in either lets ArduSub's failsafes act (FS_GCS_ENABLE on the
+    heartbeat; FS_PILOT_INPUT after FS_PILOT_TIMEOUT without MANUAL_CONTROL: disarm), and at
+    ``--speedup 10`` one second of computing here is ten seconds for ArduSub. Everything sent
+    on the link goes through ``send`` (one writer at a time)."""
+
+    def __init__(self, mav, physics: Physics) -> None:
+        super().__init__(daemon=True)
+        self.mav, self.physics = mav, physics
+        self.sticks = {"x": 0, "y": 0, "z": 500, "r": 0}
+        self.lock = threading.Lock()
+        self.halt = threading.Event()
+        self.sent = 0
+
+    def send(self, action) -> None:
+        with self.lock:
+            action(self.mav)
+
+    def _beat(self, mav) -> None:
+        mav.mav.heartbeat_send(mavutil.mavlink.MAV_TYPE_GCS, mavutil.mavlink.MAV_AUTOPILOT_INVALID, 0, 0, 0)
+        s = self.sticks
+        mav.mav.manual_control_send(mav.target_system, s["x"], s["y"], s["z"], s["r"], 0)
+        self.sent += 1
+
+    def run(self) -> None:
+        next_t = -1.0
+        while not self.halt.is_set():
+            t = self.physics.now()[0] if self.physics.history else 0.0
+            if t >= next_t or not self.physics.history:
+                self.send(self._beat)
+                next_t = t + 0.05
+            time.sleep(0.002 if self.physics.history else 0.05)
+
+    def stop(self) -> None:
+        self.halt.set()
+        self.join(2.0)
 
 
-def fly(mav, physics: Physics, seconds: float, **sticks) -> list:
-    """Hold the sticks for ``seconds`` of simulated time, sending MANUAL_CONTROL at 20 Hz;
-    returns the ArduSub messages received meanwhile."""
+def fly(mav, physics: Physics, seconds: float, gcs: GroundStation | None = None, **sticks) -> list:
+    """Hold the sticks for ``seconds`` of simulated time (the ground station thread sends
+    them); returns the ArduSub messages received meanwhile."""
+    if gcs is not None:
+        gcs.sticks = {"x": 0, "y": 0, "z": 500, "r": 0, **sticks}
     t_end = physics.now()[0] + seconds
-    got, next_send = [], 0.0
+    got = []
     while physics.now()[0] < t_end:
-        t = physics.now()[0]
-        if t >= next_send:
-            send_sticks(mav, **sticks)
-            next_send = t + 0.05
         msg = mav.recv_match(blocking=True, timeout=0.02)
         if msg is not None:
             got.append((physics.now()[0], msg))
     return got
 
 
-def set_mode(mav, physics: Physics, mode: int) -> None:
+def set_mode(mav, physics: Physics, mode: int, gcs: GroundStation) -> None:
     for _ in range(20):
-        mav.set_mode(mode)
-        fly(mav, physics, 0.5)
+        gcs.send(lambda m: m.set_mode(mode))
+        fly(mav, physics, 0.5, gcs)
         hb = mav.messages.get("HEARTBEAT")
         if hb is not None and hb.custom_mode == mode:
             return
@@ -175,26 +210,29 @@ def main() -> int:
            "-w", "--speedup", str(args.speedup)]  # fmt: skip
     sitl = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wall0 = time.monotonic()
+    gcs: GroundStation | None = None
     try:
         mav = mavutil.mavlink_connection("tcp:127.0.0.1:5760", source_system=255, autoreconnect=True)
         mav.wait_heartbeat(timeout=60)
+        gcs = GroundStation(mav, physics)
+        gcs.start()
         if args.keep_logs:
             os.makedirs(args.keep_logs, exist_ok=True)
             mav.setup_logfile(os.path.join(args.keep_logs, "flight.tlog"))
-            mav.param_set_send("LOG_DISARMED", 1)  # the whole flight in the DataFlash log
+            gcs.send(lambda m: m.param_set_send("LOG_DISARMED", 1))  # the whole flight in the DataFlash log
         for msg_id in (30, 33, 74, 29):  # ATTITUDE, GLOBAL_POSITION_INT, VFR_HUD, SCALED_PRESSURE
-            mav.mav.command_long_send(mav.target_system, mav.target_component,
-                                      mavutil.mavlink.MAV_CMD_SET_MESSAGE_INTERVAL, 0, msg_id, 20000,
-                                      0, 0, 0, 0, 0)  # fmt: skip
+            gcs.send(lambda m, i=msg_id: m.mav.command_long_send(
+                m.target_system, m.target_component, mavutil.mavlink.MAV_CMD_SET_MESSAGE_INTERVAL, 0, i,
+                20000, 0, 0, 0, 0, 0))  # fmt: skip
         while not physics.history:
             time.sleep(0.1)
-        boot = fly(mav, physics, 30.0)  # the EKF settles
+        boot = fly(mav, physics, 30.0, gcs)  # the EKF settles
         depth_at_arm = physics.now()[1][2]
-        set_mode(mav, physics, MANUAL)
+        set_mode(mav, physics, MANUAL, gcs)
         armed_at = None
         for _attempt in range(40):
-            mav.arducopter_arm()
-            fly(mav, physics, 1.0)
+            gcs.send(lambda m: m.arducopter_arm())
+            fly(mav, physics, 1.0, gcs)
             if mav.motors_armed():
                 armed_at = physics.now()[0]
                 break
@@ -202,20 +240,20 @@ def main() -> int:
             raise RuntimeError("ArduSub refused to arm: " + " / ".join(
                 m.text for _, m in boot if m.get_type() == "STATUSTEXT"))  # fmt: skip
         log = []
-        log += fly(mav, physics, 6.0, z=150)  # throttle down: dive
-        log += fly(mav, physics, 3.0)  # sticks centred: the dive slows down
+        log += fly(mav, physics, 6.0, gcs, z=150)  # throttle down: dive
+        log += fly(mav, physics, 3.0, gcs)  # sticks centred: the dive slows down
         depth_dive = physics.now()[1][2]
-        set_mode(mav, physics, ALT_HOLD)
+        set_mode(mav, physics, ALT_HOLD, gcs)
         depth_target = physics.now()[1][2]
-        log += fly(mav, physics, 10.0)  # ArduSub's depth controller settles
+        log += fly(mav, physics, 10.0, gcs)  # ArduSub's depth controller settles
         t_hold = physics.now()[0]
-        log += fly(mav, physics, 20.0)
+        log += fly(mav, physics, 20.0, gcs)
         hold = np.array([(t, q[2]) for t, q, _ in physics.history if t_hold <= t <= t_hold + 20.0])
         hold_error = float(np.max(np.abs(hold[:, 1] - hold[0, 1])))
         # a dive on the throttle stick in ALT_HOLD, then the stick centred: where ArduSub stops
-        log += fly(mav, physics, 5.0, z=150)
+        log += fly(mav, physics, 5.0, gcs, z=150)
         t_release = physics.now()[0]
-        log += fly(mav, physics, 12.0)
+        log += fly(mav, physics, 12.0, gcs)
         real_stop = stop_after_release(physics.history, t_release)
         emulated_stop = emulated_dive(args.description, hold[-1, 1], 5.0, 150, args.althold)
         sticks = {}
@@ -224,13 +262,13 @@ def main() -> int:
             ("lateral", {"y": 500}, 1),
             ("yaw", {"r": 500}, 5),
         ):
-            log += fly(mav, physics, 3.0, **stick)
+            log += fly(mav, physics, 3.0, gcs, **stick)
             t_now = physics.now()[0]
             vals = [v[axis] for t, _, v in physics.history if t_now - 1.0 <= t <= t_now]
             sticks[name] = float(np.mean(vals))
-            log += fly(mav, physics, 3.0)
-        mav.arducopter_disarm()
-        fly(mav, physics, 1.0)
+            log += fly(mav, physics, 3.0, gcs)
+        gcs.send(lambda m: m.arducopter_disarm())
+        fly(mav, physics, 1.0, gcs)
         # ArduSub's attitude estimate against the physics, on SITL's clock (time_boot_ms)
         times = np.array([h[0] for h in physics.history])
         eul = np.array([quat2euler(h[1][3:7], "rzyx")[::-1] for h in physics.history])  # roll, pitch, yaw
@@ -283,6 +321,8 @@ def main() -> int:
             print(f"  [{'ok' if ok else 'FAILED'}] {name}")
         return 0 if all(checks.values()) else 1
     finally:
+        if gcs is not None:
+            gcs.stop()
         sitl.terminate()
         try:
             out, _ = sitl.communicate(timeout=5)

@@ -28,6 +28,7 @@ import numpy as np
 
 from .actuators.bank import ThrusterBank, thruster_bank
 from .actuators.joints import JointMotors
+from .actuators.servo import JointServos
 from .dynamics.constraints import RigidConstraint, constrained_aba, pose_error, project_velocity
 from .dynamics.contact import Contacts
 from .dynamics.fast import METHODS, FastDynamics
@@ -60,7 +61,7 @@ class Simulator:
     env: Environment = field(default_factory=Environment)
     method: str = "rk4"
     thrusters: ThrusterBank | None = None
-    joint_motors: JointMotors | None = None
+    joint_motors: JointMotors | JointServos | None = None
     contacts: Contacts | None = None
     constraints: list[RigidConstraint] = field(default_factory=list)
     baumgarte: tuple[float, float] = (5.0, 5.0)  # (α, β) of the constraint stabilisation, 1/s

@@ -55,6 +55,16 @@ def _summary(path: str) -> str:
             f"  tether {t.name}: {t.length:g} m in {t.segments} segments from {t.anchor.tolist()} (NED) "
             f"to {t.link} at {t.position.tolist()}"
         )
+    scene = system.scene
+    if scene is not None and (scene.seabed is not None or scene.structures):
+        sb = scene.seabed
+        seabed = "no seabed" if sb is None else f"{sb.kind} seabed, deepest {sb.water_depth():.4g} m"
+        names = ", ".join(s.name for s in scene.structures[:6]) + (
+            ", ..." if len(scene.structures) > 6 else ""
+        )
+        lines.append(
+            f"  scene: {seabed}, {len(scene.structures)} structures" + (f" ({names})" if names else "")
+        )
     return "\n".join(lines)
 
 
@@ -62,7 +72,8 @@ def run_sitl(description: str, bind: str, port: int, peer_timeout: float = 2.0) 
     """Serve SITL until Ctrl-C, printing the frame counters every 10 s."""
     import time
 
-    from ..hil.sitl_json import SitlJsonBackend, check_address
+    from ..hil.sitl_json import check_address
+    from ..hil.sitl_multi import SitlJsonMulti, sitl_backend
     from ..simulator import Simulator
 
     try:
@@ -71,10 +82,16 @@ def run_sitl(description: str, bind: str, port: int, peer_timeout: float = 2.0) 
         return error(str(exc))
     sim = Simulator.from_system(load(resolve(description)))
     try:
-        backend = SitlJsonBackend(sim, bind=bind, port=port, peer_timeout=peer_timeout)
+        backend = sitl_backend(sim, bind=bind, port=port, peer_timeout=peer_timeout)
     except ValueError as exc:
         return error(str(exc))
-    print(f"uvms_sim SITL JSON backend on {bind}:{backend.port}: start ArduSub with --model JSON:{bind}")
+    if isinstance(backend, SitlJsonMulti):
+        names = [sim.system.vehicles[i.vehicle].name for i in backend.instances] if sim.system else []
+        for inst, name in zip(backend.instances, names, strict=True):
+            print(f"uvms_sim SITL JSON backend for {name} on {bind}:{inst.port}: start ArduSub with "
+                  f"-I {inst.number} --model JSON:{bind}")  # fmt: skip
+    else:
+        print(f"uvms_sim SITL JSON backend on {bind}:{backend.port}: start ArduSub with --model JSON:{bind}")
     last = time.monotonic()
     try:
         while True:

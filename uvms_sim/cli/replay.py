@@ -117,6 +117,8 @@ def run_replay(args) -> int:
     if not args.config:
         return error("replay needs --config (the system description) unless it is --live")
     system = load(resolve(args.config))
+    if args.no_surface:  # deep water: the recording's vertical origin is not the water level
+        system.environment.surface = None
     try:
         voltages = _voltages(args.voltage, paths, bags, system)
     except ValueError as exc:
@@ -152,6 +154,12 @@ def _windowed(args, system, bags, names, voltages) -> int:
     except ValueError as exc:
         return error(str(exc))
     results = validate(system, runs, args.window, args.dt, args.impose)
+    if not results:
+        longest = max((r.t[-1] - r.t[0] if len(r.t) > 1 else 0.0) for r in runs)
+        return error(
+            f"no {args.window:g} s window fits in the recordings (the longest has {longest:.1f} s of "
+            "motion): use a shorter --window"
+        )
     imposed = f", imposing the measured {' and '.join(args.impose)}" if args.impose else ""
     print(f"windowed validation, {args.window:g} s windows from the measured state{imposed}:")
     print("  " + format_summary(summary(results)))
@@ -209,13 +217,16 @@ def _whole_replay(args, system, bag) -> None:
     from ..replay.report import format_table, plot
     from ..replay.run import replay, write_prediction
     from ..replay.windows import with_reversed_motors
+    from .progress import Progress
 
     if bag.reversed_motors is not None:
         system = with_reversed_motors(system, bag.reversed_motors)
     n_cmd, n_odo = len(bag.commands.t) + len(bag.overrides.t), len(bag.odometry.t)
     wall = time.monotonic()
     configurations: list | None = [] if args.out or args.rrd else None  # for the output bag and recording
-    t, predicted = replay(system, bag, dt=args.dt, progress=True, configurations=configurations)
+    progress = Progress("replaying, per cent")
+    t, predicted = replay(system, bag, dt=args.dt, progress=progress.update, configurations=configurations)
+    progress.close()
     wall = time.monotonic() - wall
     span = t[-1] - t[0] if len(t) > 1 else 0.0
     print(f"replayed {span:.1f} s of recording in {wall:.1f} s ({span / max(wall, 1e-9):.1f}x real time, "
@@ -239,8 +250,11 @@ def _whole_replay(args, system, bag) -> None:
 
 
 def _identify(args, system, bags, names) -> int:
+    """The fit over the recordings, what to fit chosen by held-out error
+    (``replay.heldout.choose``), and the chosen fit written if asked; the described parameters
+    kept (nothing written) when no fit beats them on held-out data."""
     from ..model.export import save_yaml
-    from ..replay.heldout import held_out
+    from ..replay.heldout import choose
     from ..replay.identified import apply_identified, overlay_yaml
     from ..replay.identify import identify
     from ..replay.report import format_identification
@@ -248,24 +262,41 @@ def _identify(args, system, bags, names) -> int:
 
     if any(not b.odometry.t for b in bags):
         return error("identification needs the measured motion (odometry, poses or an estimate)")
-    fit = set(args.fit or ()) | ({"thrust"} if args.identify_thrust else set())
-    options: dict[str, Any] = dict(
-        axes=[AXIS_INDEX[a] for a in args.axes.split(",")],
-        thrust="thrust" in fit,
-        buoyancy="buoyancy" in fit,
-        lag="lag" in fit,
-        delay="delay" in fit,
-        bounds=dict(args.bound or ()),
+    asked = set(args.fit or ()) | ({"thrust"} if args.identify_thrust else set())
+    groups = tuple(g for g in ("thrust", "buoyancy", "lag", "delay") if g in asked)
+    common: dict[str, Any] = dict(
+        axes=[AXIS_INDEX[a] for a in args.axes.split(",")], bounds=dict(args.bound or ())
     )
+    seconds = args.window or 12.0
     try:
-        fitted = identify(system, bags, bootstrap=args.bootstrap, names=names, **options)
-        print(format_identification(fitted, f"identified from {len(bags)} recording(s)"))
-        check = held_out(system, bags, names, args.window or 12.0, args.impose, **options)
+        print(f"held-out windowed error of each candidate fit ({seconds:g} s windows):")
+        described: list[int] = []
+
+        def report(label, check):
+            if not described:
+                described.append(1)
+                print(f"  ({check.how})")
+                print("  described:          " + format_summary(check.original))
+            print(f"  fitted, {label + ':':20s}" + format_summary(check.fitted))
+
+        choice = choose(system, bags, names, groups, seconds, args.impose, progress=report, **common)
+        print("  " + choice.verdict())
+        final = groups if choice.chosen is None else choice.chosen
+        options = {**common, **{g: g in final for g in ("thrust", "buoyancy", "lag", "delay")}}
+        fitted = identify(
+            system, bags, bootstrap=args.bootstrap, names=names, prepared=choice.prepared, **options
+        )
     except ValueError as exc:
         return error(str(exc))
-    print(f"held-out windowed error ({check.how}):")
-    print("  original: " + format_summary(check.original))
-    print("  fitted:   " + format_summary(check.fitted))
+    title = f"identified from {len(bags)} recording(s)" + (
+        " (not used: no fit beats the described parameters)" if choice.chosen is None else ""
+    )
+    print(format_identification(fitted, title))
+    if choice.chosen is None:
+        for option, path in (("--identify", args.identify), ("--identified-config", args.identified_config)):
+            if path:
+                print(f"{option} {path}: not written (the described parameters are kept)")
+        return 0
     if args.identify:
         with open(args.identify, "w") as f:
             f.write(overlay_yaml(system, fitted))
@@ -314,6 +345,12 @@ def add_replay_command(sub) -> None:
         default=(),
         help="with --window: measured attitude and/or depth replace the model's at every sample "
         "(attitude,depth; the autopilot's stabilisation was in the loop)",
+    )
+    rep.add_argument(
+        "--no-surface",
+        action="store_true",
+        help="replay in deep water, without the description's free surface (when the recording's "
+        "z = 0 is not the water level, as in the tank runs of docs/validation.md)",
     )
     rep.add_argument(
         "--reversed-motors",

@@ -150,6 +150,11 @@ class FastDynamics:
         W = self.W
         return W[o + WRW : o + WRW + 9].reshape(3, 3), W[o + WV : o + WV + 6], W[o + WA : o + WA + 6]
 
+    def body_position(self, i: int) -> Array:
+        """A view of body i's origin in the world from the last evaluation."""
+        o = i * NW
+        return self.W[o + WPW : o + WPW + 3]
+
     def export(self, data) -> None:
         """Copy the last evaluation's forward pass and accelerations into a reference ``Data``
         (placements, world poses, velocities, c, biases, body accelerations ``a``), so that

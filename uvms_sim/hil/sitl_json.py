@@ -46,11 +46,13 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
+from transforms3d.quaternions import mat2quat, qmult
 
 from ..actuators.bank import ThrusterBank
 from ..log import Throttle
 from ..sensors import accelerometer, current_accelerations
 from ..simulator import Simulator
+from ..spatial import Array
 
 SERVO_16 = struct.Struct("<HHI16H")
 SERVO_32 = struct.Struct("<HHI32H")
@@ -112,6 +114,52 @@ def check_address(bind: str, port: int) -> None:
         raise ValueError(f"bind address {bind!r} is not an IPv4 address such as 127.0.0.1") from None
     if not (isinstance(port, int) and 0 <= port <= 65535):
         raise ValueError(f"port {port!r} is not in 0-65535")
+
+
+def vehicle_state_json(
+    sim: Simulator, root: int, q_root: slice, q_rel: Array | None = None, evaluate: bool = True
+) -> bytes:
+    """The answer for the current state of the vehicle whose root body is ``root``: physics
+    time, IMU, NED position and velocity. ``q_root`` is the free joint's coordinates of that
+    body, or, for a vehicle rigidly joined to another one (no free joint of its own), of the
+    body that carries it, with ``q_rel`` the constant rotation from that body to this one
+    (``rigid_offset``). ``evaluate=False``: the compiled dynamics were evaluated at this state
+    already (for the answer of another vehicle of the same step). ValueError when a value is not finite."""
+    fast = sim.fast_dynamics()
+    st = sim.state
+    if fast is None or sim.constraints:
+        _, acc = current_accelerations(sim)
+        R, v, a = sim.data.R_world[root], sim.data.v[root], acc[root]
+        p = sim.data.p_world[root]
+    else:  # one compiled evaluation; only this body's rows are read
+        if evaluate:
+            fast.aba(st.q, st.v, sim.tau, sim.f_ext, None, st.t)
+        R, v, a = fast.body_frame(root)
+        p = fast.body_position(root)
+    q = st.q[q_root]
+    position, quaternion = (q[:3], q[3:7]) if q_rel is None else (p, qmult(q[3:7], q_rel))
+    accel = accelerometer(R, v, a, sim.env.gravity)
+    values = np.concatenate(((st.t,), v[3:6], accel, position, R @ v[:3], quaternion))
+    if not np.all(np.isfinite(values)):
+        raise ValueError("the state is not finite")
+    x = values.tolist()
+    return encode_state(x[0], x[1:4], x[4:7], x[7:10], x[10:13], x[13:17])
+
+
+def rigid_offset(sim: Simulator, body: int) -> tuple[int, Array | None]:
+    """The body with a free joint that carries ``body`` (itself, if it has one) and the
+    rotation from that body to ``body`` as a quaternion (None for itself), for a body held by
+    fixed joints (vehicles joined by rigid connections)."""
+    model = sim.model
+    free = body
+    while model.q_slice(free).stop - model.q_slice(free).start != 7 and model.parents[free] >= 0:
+        free = int(model.parents[free])
+    if free == body:
+        return body, None
+    current_accelerations(sim)  # the kinematics of the current state
+    R = sim.data.R_world
+    q_rel = mat2quat(R[free].T @ R[body])
+    return free, q_rel / np.linalg.norm(q_rel)
 
 
 @dataclass
@@ -254,23 +302,7 @@ class SitlJsonBackend:
 
     def state_json(self) -> bytes:
         """The answer for the current state (physics time, IMU, NED position/velocity)."""
-        sim = self.sim
-        i = self.root
-        fast = sim.fast_dynamics()
-        st = sim.state
-        if fast is None or sim.constraints:
-            _, acc = current_accelerations(sim)
-            R, v, a = sim.data.R_world[i], sim.data.v[i], acc[i]
-        else:  # one compiled evaluation; only this body's rows are read
-            fast.aba(st.q, st.v, sim.tau, sim.f_ext, None, st.t)
-            R, v, a = fast.body_frame(i)
-        q = st.q[self.q_root]
-        accel = accelerometer(R, v, a, sim.env.gravity)
-        values = np.concatenate(((st.t,), v[3:6], accel, q[:3], R @ v[:3], q[3:7]))
-        if not np.all(np.isfinite(values)):
-            raise ValueError("the state is not finite")
-        x = values.tolist()
-        return encode_state(x[0], x[1:4], x[4:7], x[7:10], x[10:13], x[13:17])
+        return vehicle_state_json(self.sim, self.root, self.q_root)
 
     # -- the session ----------------------------------------------------------------------------
     def accept(self, addr: tuple[str, int], now: float) -> bool:

@@ -224,6 +224,7 @@ def _order_bodies(
                         hydro=ls.hydro,
                         joint_name=f"{name}_joint" if js is None else js.name,
                         visuals=ls.visuals,
+                        collisions=ls.collisions,
                     )
                 )
             except ValueError as exc:

@@ -50,6 +50,9 @@ class Body:
     hydro: Hydrodynamics | None = None
     joint_name: str = ""
     visuals: tuple = ()  # model.visual.Visual, link axes; () = drawn from the hull, drag or mass
+    collisions: tuple | None = (
+        None  # model.visual.Visual shapes that touch; None: from the hull, drag or mass
+    )
 
     def __post_init__(self) -> None:
         if not self.mass >= 0.0:

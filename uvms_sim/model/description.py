@@ -22,11 +22,18 @@ def load(
 ) -> System:
     """Read a system description (YAML) or a robot description (URDF / xacro).
 
-    ``overlay`` (URDF only) is a YAML file mapping link names to ``hydrodynamics`` blocks and
-    may add ``thrusters`` and an ``environment``; ``xacro_args`` are xacro's ``name:=value``.
+    ``path`` may also be a shipped config's name (``load("bluerov2")``, as the command line,
+    the node and the Gymnasium environments accept). ``overlay`` (URDF only) is a YAML file
+    mapping link names to ``hydrodynamics`` blocks and may add ``thrusters`` and an
+    ``environment``; ``xacro_args`` are xacro's ``name:=value``.
     """
     path = Path(path)
     suffix = path.suffix.lower()
+    if not suffix and not path.exists():
+        from .configs import resolve
+
+        path = resolve(str(path))  # a shipped name, or the error that lists them
+        suffix = path.suffix.lower()
     if suffix in YAML_SUFFIXES:
         if overlay is not None or xacro_args:
             raise ConfigError(

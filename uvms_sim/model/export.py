@@ -147,6 +147,10 @@ def _link_entry(b) -> dict:
         link["hydrodynamics"] = _hydro(b.hydro)
     if b.visuals:
         link["visual"] = [_visual_entry(v) for v in b.visuals]
+    if b.collisions is not None:
+        link["collision"] = [
+            {k: x for k, x in _visual_entry(v).items() if k != "color"} for v in b.collisions
+        ]
     return link
 
 
@@ -292,7 +296,7 @@ def _shape_entry(shape: Shape) -> dict:
 
 def _scene(system: System) -> dict:
     """The ``scene`` of a description: the seabed and the structures (``scene.Scene``)."""
-    scene, out = system.scene, {}
+    scene, out = system.scene, dict[str, object]()
     if scene is None:
         return out
     sb = scene.seabed

@@ -19,7 +19,8 @@ from .yaml_source import Cursor
 
 def read_hydrodynamics(cur: Cursor) -> Hydrodynamics:
     """Added mass and linear damping are about ``reference_point`` (link axes; default the link
-    origin) and moved to the link origin with ``Xᵀ M X``; quadratic damping acts at the origin."""
+    origin) and moved to the link origin with ``Xᵀ M X``; quadratic damping acts at ``damping_center``
+    (default the origin), which a ``reference_point`` with quadratic damping must name."""
     cur.mapping(
         optional=(
             "volume",
@@ -43,10 +44,11 @@ def read_hydrodynamics(cur: Cursor) -> Hydrodynamics:
     drag = _drag(cur["drag"]) if "drag" in cur else None
     if "reference_point" in cur:
         ref = cur["reference_point"].vector(3)
-        if np.any(ref) and np.any(dq):
+        if np.any(ref) and np.any(dq) and "damping_center" not in cur:
             raise cur["reference_point"].error(
-                "quadratic damping is applied at the link origin; a reference point other than the origin "
-                "applies to added mass and linear damping only"
+                "quadratic damping is applied at the link origin (or at damping_center); a reference point "
+                "other than the origin applies to added mass and linear damping only: give damping_center "
+                "to say where the quadratic damping acts"
             )
         MA, Dl = shift_to_origin(MA, ref), shift_to_origin(Dl, ref)
     volume = cur["volume"].number(lo=0.0) if "volume" in cur else None

@@ -56,6 +56,7 @@ class LinkSpec:
     hydro: Hydrodynamics | None
     cur: Cursor
     visuals: tuple[Visual, ...] = ()
+    collisions: tuple[Visual, ...] | None = None  # None: the defaults (model.visual.default_collisions)
 
 
 @dataclass
@@ -425,7 +426,10 @@ def _tree_root(desc: Cursor, links: list[LinkSpec], joints: list[JointSpec]) -> 
 
 
 def _link(cur: Cursor, prefix: str) -> LinkSpec:
-    cur.mapping(("name",), ("mass", "center_of_mass", "inertia", "hydrodynamics", "visual", "description"))
+    cur.mapping(
+        ("name",),
+        ("mass", "center_of_mass", "inertia", "hydrodynamics", "visual", "collision", "description"),
+    )
     name = prefix + cur["name"].text()
     mass = cur["mass"].number(lo=0.0) if "mass" in cur else 0.0
     com = cur["center_of_mass"].vector(3) if "center_of_mass" in cur else np.zeros(3)
@@ -434,16 +438,26 @@ def _link(cur: Cursor, prefix: str) -> LinkSpec:
         raise cur.error("a link with mass needs an inertia (about its centre of mass)")
     hydro = read_hydrodynamics(cur["hydrodynamics"]) if "hydrodynamics" in cur else None
     visuals = tuple(_visual(v) for v in cur["visual"].seq("a list of shapes")) if "visual" in cur else ()
-    return LinkSpec(name, mass, com, inertia, hydro, cur, visuals)
+    collisions = None
+    if "collision" in cur:  # [] or null: a link that touches nothing
+        given = cur["collision"]
+        collisions = (
+            ()
+            if given.value is None
+            else tuple(_visual(v, "collision") for v in given.seq("a list of shapes"))
+        )
+    return LinkSpec(name, mass, com, inertia, hydro, cur, visuals, collisions)
 
 
-def _visual(cur: Cursor) -> Visual:
+def _visual(cur: Cursor, what: str = "visual") -> Visual:
     """``{box: [x, y, z]}``, ``{cylinder: {radius, length}}``, ``{sphere: r}`` or ``{mesh: FILE,
-    scale: [sx, sy, sz]}``, with optional ``xyz``, ``rpy`` (link axes) and ``color`` (r g b a)."""
-    cur.mapping(optional=(*VISUAL_SHAPES, "scale", "xyz", "rpy", "color"))
+    scale: [sx, sy, sz]}``, with optional ``xyz``, ``rpy`` (link axes) and, for a visual,
+    ``color`` (r g b a). A collision shape has the same form, without colour."""
+    colour = ("color",) if what == "visual" else ()
+    cur.mapping(optional=(*VISUAL_SHAPES, "scale", "xyz", "rpy", *colour))
     shapes = [s for s in VISUAL_SHAPES if s in cur]
     if len(shapes) != 1:
-        raise cur.error(f"a visual is exactly one of {list(VISUAL_SHAPES)}, got {shapes or 'none'}")
+        raise cur.error(f"a {what} is exactly one of {list(VISUAL_SHAPES)}, got {shapes or 'none'}")
     shape = shapes[0]
     g = cur[shape]
     if shape == "box":

@@ -84,11 +84,10 @@ def seafloor_as_seabed(cur: Cursor, floor: Seafloor) -> PlaneSeabed:
         raise cur.error(str(exc)) from None
 
 
-def _placement(cur: Cursor) -> tuple[np.ndarray, np.ndarray]:
-    return (
-        cur["xyz"].vector(3) if "xyz" in cur else np.zeros(3),
-        cur["rpy"].vector(3) if "rpy" in cur else np.zeros(3),
-    )
+def _placement(cur: Cursor) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    xyz = cur["xyz"].vector(3) if "xyz" in cur else np.zeros(3)
+    rpy = cur["rpy"].vector(3) if "rpy" in cur else np.zeros(3)
+    return (float(xyz[0]), float(xyz[1]), float(xyz[2])), (float(rpy[0]), float(rpy[1]), float(rpy[2]))
 
 
 def _mesh_shape(cur: Cursor, base_dir: Path) -> Shape:

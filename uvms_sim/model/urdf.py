@@ -127,6 +127,12 @@ class _Reader:
         ]
         if visuals:
             out["visual"] = visuals
+        if el.findall("collision"):  # URDF <collision>: the link's collision shapes (colours dropped)
+            out["collision"] = [
+                {k: x for k, x in c.items() if k != "color"}
+                for k, ce in enumerate(el.findall("collision"))
+                if (c := self.visual(ce, f"{where}.collision[{k}]"))
+            ]
         inertial = el.find("inertial")
         if inertial is None:
             return out

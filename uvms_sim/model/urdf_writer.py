@@ -20,7 +20,7 @@ import numpy as np
 from .body import Body
 from .naming import tf_names
 from .system import System
-from .visual import Visual, default_visuals, thruster_visual
+from .visual import Visual, default_visuals, link_collisions, thruster_visual
 
 FLU_TO_FRD_RPY = (np.pi, 0.0, 0.0)
 
@@ -38,8 +38,8 @@ def _triple(v) -> str:
     return " ".join(_num(x) for x in v)
 
 
-def _visual(link: ET.Element, v: Visual, name: str) -> None:
-    el = ET.SubElement(link, "visual")
+def _visual(link: ET.Element, v: Visual, name: str, tag: str = "visual") -> None:
+    el = ET.SubElement(link, tag)
     ET.SubElement(el, "origin", xyz=_triple(v.xyz), rpy=_triple(v.rpy))
     geometry = ET.SubElement(el, "geometry")
     if v.shape == "box":
@@ -50,6 +50,8 @@ def _visual(link: ET.Element, v: Visual, name: str) -> None:
         ET.SubElement(geometry, "sphere", radius=_num(v.size[0]))
     else:
         ET.SubElement(geometry, "mesh", filename=v.mesh, scale=_triple(v.size))
+    if tag != "visual":
+        return
     material = ET.SubElement(el, "material", name=name)
     ET.SubElement(material, "color", rgba=_triple(v.color))
 
@@ -82,6 +84,8 @@ def urdf_text(system: System, prefix: str = "", frame_id: str = "odom") -> str:
         el = link(names[i])
         for k, v in enumerate((*link_visuals(body), *by_body.get(i, []))):
             _visual(el, v, f"{names[i]}_{k}")
+        for v in link_collisions(body):
+            _visual(el, v, "", "collision")
     roots = {vf.root for vf in vehicles}
     flu_bodies = {vf.skip_body for vf in vehicles if vf.skip_body >= 0}
     for vf in vehicles:

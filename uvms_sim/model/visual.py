@@ -78,6 +78,18 @@ def axis_rpy(axis: Array) -> Array:
     return np.array(mat2euler(R, "sxyz"))
 
 
+def link_collisions(body) -> tuple[Visual, ...]:
+    """The shapes with which a body (``model.body.Body``) touches the world: its ``collision``
+    shapes as described, else its hull (the displaced volume's shape), else its drag cylinder,
+    else a cube of its displaced volume, else a cube of aluminium of its mass (the shapes that
+    ``default_visuals`` draws); none for a link with neither mass nor volume."""
+    if body.collisions is not None:
+        return tuple(body.collisions)
+    return tuple(
+        Visual(v.shape, v.size, v.xyz, v.rpy) for v in default_visuals(body.mass, body.com, body.hydro)
+    )
+
+
 def default_visuals(mass: float, com: Array, hydro: Hydrodynamics | None) -> tuple[Visual, ...]:
     """A link's look from its hull, drag cylinder, displaced volume or mass (module doc)."""
     hull = hydro.hull if hydro is not None else None

@@ -36,7 +36,11 @@ def apply_identified(system: System, fitted: dict) -> System:
     """The system with the fitted damping (and buoyancy offset, as displaced volume at the
     same centre of buoyancy) in its hull and, if fitted, the scaled thrusts and the lag in its
     first vehicle's thruster model (``model.export.save_yaml`` writes it as a description).
-    A fitted ``command_delay`` belongs to the recording, not the vehicle: it is not applied."""
+    A fitted ``command_delay`` belongs to the recording, not the vehicle: it is not applied.
+    Estimates that the fit refused (``Identification.refused``: on a bound or a grid end, not
+    separable) are not applied either: the described values stay."""
+    refused = getattr(fitted, "refused", {})
+    fitted = {k: v for k, v in fitted.items() if k not in refused}
     model = system.model
     hull = hull_body(model)
     b = model.bodies[hull]

@@ -44,7 +44,7 @@ as set by the bound. Assumes no water current.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.optimize import lsq_linear
@@ -81,6 +81,7 @@ RESOLUTION = {
     BUOYANCY: 1.0,
 }  # standard errors beyond these: not identified
 BLOCKS = 20  # blocks of consecutive windows resampled for one or two recordings
+MIN_DISTINCT = 8  # distinct bootstrap resamples below which the bootstrap's spread is not estimated
 THRUST_GRID = 0.002  # s
 
 
@@ -184,6 +185,46 @@ class _Recording:
     buoy: np.ndarray  # n_int x 6: ∫ f_B
     t_cmd: np.ndarray
     targets: np.ndarray  # n_cmd x n_thr: commanded shaft speeds
+    thrust: dict = field(default_factory=dict)  # (lag, delay, window): windowed thrust integrals
+
+
+@dataclass
+class Prepared:
+    """The recordings' integrals that do not depend on what is fitted (``prepare``): computed
+    once, shared by the fits of a held-out comparison (``heldout``), which each use some of
+    them; the thrust integrals of each (lag, delay) are kept as they are computed."""
+
+    setup: _Setup
+    recordings: list[_Recording]
+    axes: tuple[int, ...]
+    window: int
+
+    def subset(self, keep: list[int]) -> Prepared:
+        return Prepared(self.setup, [self.recordings[k] for k in keep], self.axes, self.window)
+
+
+def prepare(
+    system: System,
+    bags: list[BagContents],
+    axes=(0, 1, 2, 5),
+    window: int = 5,
+    names: list[str] | None = None,
+) -> Prepared:
+    """What ``identify`` computes from the recordings before any fit (module doc). Recordings
+    that carry their motor directions (``BagContents.reversed_motors``) are taken on the
+    description with those motors reversed; ValueError if they differ."""
+    names = names or [f"recording {k + 1}" for k in range(len(bags))]
+    directions = {b.reversed_motors for b in bags}
+    if len(directions) > 1:
+        raise ValueError(
+            "the recordings were made with different motor directions (MOT_n_DIRECTION): fit them apart"
+        )
+    reversed_motors = directions.pop()
+    if reversed_motors is not None:  # as the recording vehicle was set up
+        system = with_reversed_motors(system, reversed_motors)
+    axes = tuple(int(a) for a in axes)
+    s = _setup(system, axes)
+    return Prepared(s, [_recording(s, n, b, window) for n, b in zip(names, bags, strict=True)], axes, window)
 
 
 def _recording(s: _Setup, name: str, bag: BagContents, window: int) -> _Recording:
@@ -289,7 +330,10 @@ def _rows(
     def windows(x):
         return x[:cut].reshape(n_win, window, *x.shape[1:]).sum(axis=1)
 
-    L, TH = windows(rec.lhs), windows(_thrust_integrals(s, rec, lag, delay))
+    key = (lag, delay, window)
+    if key not in rec.thrust:
+        rec.thrust[key] = windows(_thrust_integrals(s, rec, lag, delay))
+    L, TH = windows(rec.lhs), rec.thrust[key]
     Vl, Vq = windows(rec.lin), windows(rec.quad)
     columns = []
     for i in axes:
@@ -334,8 +378,14 @@ class Identification(dict):
     formal: dict[str, float]
     spread: dict[str, float]
     warnings: list[str]
+    refused: dict[str, str]  # estimates that are not a result, and why (``_warnings``)
+    condition: float  # of the equilibrated Fisher information of the final fit
     bootstrap: str
     profile: dict[tuple[float, float], float]
+
+    def accepted(self) -> dict[str, tuple[float, float]]:
+        """The estimates that are a result: all but the refused ones."""
+        return {k: v for k, v in self.items() if k not in getattr(self, "refused", {})}
 
 
 def _grid(name: str, wanted: bool, bounds: dict) -> np.ndarray:
@@ -358,6 +408,7 @@ def identify(
     bootstrap: int = 100,
     seed: int = 0,
     names: list[str] | None = None,
+    prepared: Prepared | None = None,
 ) -> Identification:
     """Fit the hull's linear and quadratic damping on ``axes`` (0..5 = u v w p q r) and what
     else is asked (module doc) from one or several recordings' commands and measured motion.
@@ -367,21 +418,15 @@ def identify(
     ``bounds`` replaces entries of ``BOUNDS``; ``window`` is the number of sample intervals
     integrated into one equation; ``bootstrap`` the number of resamples (0: formal errors
     only). Recordings that carry their motor directions (``BagContents.reversed_motors``) are
-    fitted on the description with those motors reversed."""
-    bags = [bags] if isinstance(bags, BagContents) else list(bags)
-    names = names or [f"recording {k + 1}" for k in range(len(bags))]
-    directions = {b.reversed_motors for b in bags}
-    if len(directions) > 1:
-        raise ValueError(
-            "the recordings were made with different motor directions (MOT_n_DIRECTION): fit them apart"
-        )
-    reversed_motors = directions.pop()
-    if reversed_motors is not None:  # as the recording vehicle was set up
-        system = with_reversed_motors(system, reversed_motors)
+    fitted on the description with those motors reversed. ``prepared`` (``prepare``) stands
+    for the recordings when it is given (``bags`` is then not read)."""
+    if prepared is None:
+        bags = [bags] if isinstance(bags, BagContents) else list(bags)
+        prepared = prepare(system, bags, axes, window, names)
+    elif prepared.axes != tuple(int(a) for a in axes) or prepared.window != window:
+        raise ValueError("identify: prepared for other axes or another window")
     bounds = {**BOUNDS, **(bounds or {})}
-    axes = tuple(int(a) for a in axes)
-    s = _setup(system, axes)
-    recordings = [_recording(s, n, b, window) for n, b in zip(names, bags, strict=True)]
+    axes, s, recordings = prepared.axes, prepared.setup, prepared.recordings
     fitted = (THRUST_NAMES if thrust else ()) + ((BUOYANCY,) if buoyancy else ())
     names_out = [f"{FORCES[i]}_{a}" for i in axes for a in (AXES[i], AXES[i] * 2)] + list(fitted)
     lower = np.array([0.0] * (2 * len(axes)) + [bounds[n][0] for n in fitted])
@@ -414,40 +459,81 @@ def identify(
         for a in lags[np.abs(lags - best[0]) <= GRID_STEP + 1e-9]
         for d in delays[np.abs(delays - best[1]) <= GRID_STEP + 1e-9]
     ]
-    samples = _bootstrap(rows_at, near, units, bootstrap, seed, w, lower, upper)
+    samples, distinct = _bootstrap(rows_at, near, units, bootstrap, seed, w, lower, upper)
     all_names = [*names_out, LAG, DELAY]
     values = np.r_[x, best]
-    spread = np.std(samples, axis=0, ddof=1) if len(samples) > 1 else np.zeros(len(values))
+    spread = _spread(samples, distinct, len(values))
     formal_all = np.r_[formal, [GRID_STEP / np.sqrt(12.0)] * 2]  # the grid's resolution
     out = Identification()
-    out.formal, out.spread, out.warnings = {}, {}, []
+    out.formal, out.spread, out.warnings, out.refused = {}, {}, [], {}
     out.bootstrap = f"{len(samples)} resamples {how}" if samples else "none"
+    if samples and distinct < MIN_DISTINCT:
+        out.bootstrap += f" (only {distinct} distinct: its errors are not estimated)"
     out.profile = profile
     asked = set(names_out) | ({LAG} if lag else set()) | ({DELAY} if delay else set())
     for k, name in enumerate(all_names):
         if name not in asked:
             continue
         sign = -1.0 if k < 2 * len(axes) else 1.0
-        out[name] = (sign * float(values[k]), float(max(formal_all[k], spread[k])))
-        out.formal[name], out.spread[name] = float(formal_all[k]), float(spread[k])
-    out.warnings = _warnings(out, all_names, asked, values, samples, Aw, rss, m, p, bounds, lower, upper)
+        known = [e for e in (formal_all[k], spread[k]) if np.isfinite(e)]
+        se = max(known) if known else np.nan
+        out[name] = (sign * float(values[k]) + 0.0, float(se) if se > 0.0 else np.nan)  # + 0.0: no -0
+        out.formal[name] = float(formal_all[k]) if formal_all[k] > 0.0 else np.nan
+        out.spread[name] = float(spread[k])
+    fisher = _fisher(Aw, names_out)
+    out.condition = fisher[0]
+    out.warnings, out.refused = _warnings(
+        out, all_names, asked, values, samples, fisher, bounds, lower, upper, lags, delays
+    )
     return out
 
 
-def _bootstrap(rows_at, near, units, n: int, seed: int, w, lower, upper) -> list[np.ndarray]:
+def _spread(samples: list[np.ndarray], distinct: int, size: int) -> np.ndarray:
+    """The bootstrap's standard deviation of each estimate; NaN (not estimated) with fewer than
+    ``MIN_DISTINCT`` distinct resamples, or for an estimate that took fewer than three values
+    over the resamples (a bound or a grid point every time: a spread of 0 says nothing about
+    its error)."""
+    if len(samples) < 2 or distinct < MIN_DISTINCT:
+        return np.full(size, np.nan)
+    S = np.asarray(samples)
+    out = np.std(S, axis=0, ddof=1)
+    for k in range(size):
+        if len(np.unique(S[:, k])) < 3:
+            out[k] = np.nan
+    return out
+
+
+def _fisher(Aw: np.ndarray, names: list[str]) -> tuple[float, np.ndarray, list[str]]:
+    """The weighted fit's Fisher information ``AwᵀAw`` (the Jacobian of the linear residual is
+    ``Aw``), equilibrated to unit diagonal: its condition number, and the correlation of the
+    estimates it implies (its inverse, normalised), over the columns the data excite."""
+    F = Aw.T @ Aw
+    d = np.sqrt(np.diag(F))
+    keep = np.flatnonzero(d > 0.0)
+    E = F[np.ix_(keep, keep)] / np.outer(d[keep], d[keep])
+    condition = float(np.linalg.cond(E)) if len(keep) else np.inf
+    C = np.linalg.pinv(E)
+    c = np.sqrt(np.clip(np.diag(C), 1e-300, None))
+    return condition, C / np.outer(c, c), [names[k] for k in keep]
+
+
+def _bootstrap(rows_at, near, units, n: int, seed: int, w, lower, upper) -> tuple[list[np.ndarray], int]:
     """``n`` resamples of the recordings' independent units (drawn with replacement), each
     fitted again at every grid point ``near`` the best and kept at its least cost: the spread
-    of these fits (parameters, lag, delay) is the bootstrap error."""
+    of these fits (parameters, lag, delay) is the bootstrap error. Also returns how many of
+    the resamples differ (as multisets: three recordings allow only ten)."""
     rng = np.random.default_rng(seed)
     samples = []
+    distinct = set()
     for _ in range(n if len(units) > 1 else 0):
         pick = rng.integers(0, len(units), len(units))
+        distinct.add(tuple(sorted(pick.tolist())))
         fits = []
         for point in near:
             xb, rss_b, _, _ = _solve([_unit(rows_at(point), units[i]) for i in pick], w, lower, upper)
             fits.append((rss_b, np.r_[xb, point]))
         samples.append(min(fits, key=lambda f: f[0])[1])
-    return samples
+    return samples, len(distinct)
 
 
 def _search(cost, lags: np.ndarray, delays: np.ndarray) -> tuple[float, float]:
@@ -497,26 +583,33 @@ def _unit(rows: list[_Rows], unit: tuple[int, tuple[int, int] | None]) -> _Rows:
     return _Rows(r.A[keep], r.b[keep], r.dof[keep], r.window[keep])
 
 
-def _warnings(out, all_names, asked, values, samples, Aw, rss, m, p, bounds, lower, upper) -> list[str]:
-    """What the numbers do not say by themselves: estimates that cannot be told apart, ends on
-    a bound, formal errors that the bootstrap shows to be too small."""
-    notes = []
+def _warnings(
+    out, all_names, asked, values, samples, fisher, bounds, lower, upper, lags, delays
+) -> tuple[list[str], dict[str, str]]:
+    """What the numbers do not say by themselves (estimates that cannot be told apart, ends
+    on a bound or a grid, formal errors that the bootstrap shows to be too small), and the
+    estimates refused as results (``{name: why}``; ``apply_identified`` keeps the described
+    values of those): any estimate set by a bound or a grid end; a thrust scale or buoyancy
+    offset correlated beyond ``COLLINEAR`` with another estimate in the Fisher information,
+    or with a standard error beyond its ``RESOLUTION``; and all three thrust scales when one
+    of them is refused (they are one thrust model: a forward scale on its bound beside a
+    fitted advance scale is not a result)."""
+    notes: list[str] = []
+    refused: dict[str, str] = {}
     n_lin = len(lower)
-    if len(samples) > 2:
+    condition, fisher_corr, fisher_names = fisher
+    spread_known = any(np.isfinite(v) for v in out.spread.values())
+    if len(samples) > 2 and spread_known:
         S = np.asarray(samples)
         keep = [k for k in range(S.shape[1]) if all_names[k] in asked and np.std(S[:, k]) > 0]
         corr = np.corrcoef(S[:, keep].T) if len(keep) > 1 else np.eye(len(keep))
         names = [all_names[k] for k in keep]
         source = "bootstrap"
     else:
-        cov = np.linalg.pinv(Aw.T @ Aw) * rss / max(1, m - p)
-        d = np.sqrt(np.clip(np.diag(cov), 1e-300, None))
-        corr = cov / np.outer(d, d)
-        names = all_names[:n_lin]
-        source = "formal"
+        corr, names, source = fisher_corr, fisher_names, "Fisher information"
     for a in range(len(names)):
         for b in range(a + 1, len(names)):
-            weak = [n for n in (names[a], names[b]) if abs(out[n][0]) < 3.0 * out[n][1]]
+            weak = [n for n in (names[a], names[b]) if abs(out[n][0]) < 3.0 * _se(out[n][1])]
             if abs(corr[a, b]) > COLLINEAR and weak:
                 notes.append(
                     f"{names[a]} and {names[b]} cannot both be identified from these data ({source} "
@@ -524,18 +617,48 @@ def _warnings(out, all_names, asked, values, samples, Aw, rss, m, p, bounds, low
                     "errors of 0): only a combination of them is; fit one (--axes) or record more varied "
                     "motion"
                 )
+    for a, name in enumerate(fisher_names):
+        if name not in RESOLUTION and name != BUOYANCY:
+            continue
+        partners = [
+            (other, fisher_corr[a, b]) for b, other in enumerate(fisher_names)
+            if b != a and abs(fisher_corr[a, b]) > COLLINEAR
+        ]  # fmt: skip
+        if partners:
+            other, r = max(partners, key=lambda pr: abs(pr[1]))
+            refused[name] = f"correlated {r:+.2f} with {other}"
+            notes.append(
+                f"{name} cannot be told apart from {other} in these data (correlation {r:+.2f} in the "
+                f"Fisher information, condition number {condition:.3g}): not identified, the described "
+                "value is kept"
+            )
     for k in range(n_lin):
         name = all_names[k]
         for bound, label in ((lower[k], "lower"), (upper[k], "upper")):
             if name in out and np.isfinite(bound) and abs(values[k] - bound) <= 1e-6 * max(1.0, abs(bound)):
+                refused[name] = f"on its {label} bound ({bound:g})"
                 notes.append(
                     f"{name} ended on its {label} bound ({bound:g}): the data push it beyond, so it is set "
-                    "by "
-                    "the bound, not identified"
+                    "by the bound, not identified; the described value is kept"
+                )
+    for name, grid in ((LAG, lags), (DELAY, delays)):
+        if name not in out or len(grid) < 2:
+            continue
+        for end, label in ((grid[0], "bottom"), (grid[-1], "top")):
+            if abs(out[name][0] - end) <= 1e-9:
+                refused[name] = f"at the {label} of its grid ({end:g} s)"
+                hint = "widen its bound" if label == "top" else "the data show none, or a bound excludes it"
+                notes.append(
+                    f"{name} ended at the {label} of its grid ({end:g} s): set by the grid, not identified "
+                    f"({hint}); the described value is kept"
                 )
     paired = {n for note in notes for n in all_names if note.startswith(n + " and") or f" and {n} " in note}
     for name, (value, se) in out.items():
         if name in paired or name in (LAG, DELAY) or value == 0.0:
+            continue
+        if not np.isfinite(se):
+            notes.append(f"{name} = {value:.4g}: its standard error is not estimated (no formal error and "
+                         "no bootstrap spread)")  # fmt: skip
             continue
         # damping: an error as large as the value; the others have a scale of their own (a
         # buoyancy offset of 0.05 +- 0.1 N is a sharp estimate of about nothing)
@@ -543,9 +666,17 @@ def _warnings(out, all_names, asked, values, samples, Aw, rss, m, p, bounds, low
             what = f"more than {RESOLUTION[name]:g}" if name in RESOLUTION else "larger than the value"
             notes.append(f"{name} = {value:.4g} +- {se:.3g} is not identified from these data (standard "
                          f"error {what})")  # fmt: skip
-    for name in (LAG, DELAY):
-        if name in out and out[name][0] >= bounds[name][1] - 1e-9:
-            notes.append(f"{name} ended at the end of its grid ({bounds[name][1]:g} s): widen its bound")
+            if name in RESOLUTION:
+                refused.setdefault(name, f"standard error {se:.3g}")
+    thrust_refused = [n for n in THRUST_NAMES if n in refused]
+    if thrust_refused:
+        why = "; ".join(f"{n} {refused[n]}" for n in thrust_refused)
+        for n in THRUST_NAMES:
+            refused.setdefault(n, f"one thrust model with {thrust_refused[0]}")
+        notes.append(
+            f"the thrust scales are not a result ({why}): the three scales make one thrust model, so "
+            "none is used and the described thrust is kept"
+        )
     big = [n for n in out.formal if out.formal[n] > 0 and out.spread[n] > 3.0 * out.formal[n]]
     if big:
         notes.append(
@@ -553,4 +684,8 @@ def _warnings(out, all_names, asked, values, samples, Aw, rss, m, p, bounds, low
             + ", ".join(big)
             + " (the bootstrap's are reported): the residuals are correlated, or the runs differ"
         )
-    return notes
+    return notes, refused
+
+
+def _se(se: float) -> float:
+    return se if np.isfinite(se) else 0.0

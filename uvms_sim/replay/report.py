@@ -110,15 +110,24 @@ def describe(path: str, bag: BagContents, motors: set[int] | None = None) -> lis
     return lines
 
 
+def _error(se: float) -> str:
+    """A standard error as printed: never a bare 0 or nan."""
+    return f"{se:.4g}" if np.isfinite(se) and se > 0.0 else "not estimated"
+
+
 def format_identification(fitted, title: str = "identified") -> str:
     """The fitted values with their standard errors, the bootstrap used and the warnings."""
     lines = [
         f"{title} (value +- standard error; formal / bootstrap in brackets; bootstrap {fitted.bootstrap}):"
     ]
+    refused = getattr(fitted, "refused", {})
     for name, (value, se) in fitted.items():
         lines.append(
-            f"  {name:22s} = {value:10.4f} +- {se:.4f}  "
-            f"({fitted.formal[name]:.4f} / {fitted.spread[name]:.4f})"
+            f"  {name:22s} = {value:10.4f} +- {_error(se)}  "
+            f"({_error(fitted.formal[name])} / {_error(fitted.spread[name])})"
+            + (f"  not a result: {refused[name]}" if name in refused else "")
         )
+    if hasattr(fitted, "condition"):
+        lines.append(f"  condition number of the (equilibrated) Fisher information: {fitted.condition:.3g}")
     lines += [f"  warning: {w}" for w in fitted.warnings]
     return "\n".join(lines)

@@ -12,7 +12,7 @@ layout as ``bag.BagContents.odometry``.
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Callable
 
 import numpy as np
 
@@ -54,7 +54,7 @@ def replay(
     dt: float = 0.005,
     sample_times: np.ndarray | None = None,
     initial_odometry: bool = True,
-    progress: bool = False,
+    progress: Callable[[int, int], object] | None = None,
     configurations: list | None = None,
     autopilot_rate: float = 200.0,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -88,9 +88,9 @@ def replay(
     k_cmd = 0
     shown = -1
     for n_sample, t_sample in enumerate(sample_times):
-        if progress and (pct := 100 * n_sample // max(1, len(sample_times))) != shown:
+        if progress is not None and (pct := 100 * n_sample // max(1, len(sample_times))) != shown:
             shown = pct
-            print(f"\rreplaying {pct:3d} %", end="", file=sys.stderr, flush=True)
+            progress(pct, 100)
         if t_sample - sim.state.t > MAX_GAP:  # a recording gap: do not simulate hours of nothing
             logger.warning(
                 f"replay: {t_sample - sim.state.t:.0f} s without samples at t = {sim.state.t:.1f} s: "
@@ -129,8 +129,8 @@ def replay(
         rows.append(odometry_row(sim.state.q[:7], sim.state.v[:6]))
         if configurations is not None:
             configurations.append(sim.state.q.copy())
-    if progress:
-        print("\rreplaying 100 %", file=sys.stderr)
+    if progress is not None:
+        progress(100, 100)
     return np.asarray(sample_times), np.asarray(rows)
 
 

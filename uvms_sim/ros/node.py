@@ -51,10 +51,12 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   ping360_sonar driver or ``bluerobotics-ping``, their echoes from the scene (docs/ping.md);
   the web view's port must then be another one than 9090.
 - ``sitl_port`` (0: off; ArduPilot's is 9002), ``sitl_bind`` (``127.0.0.1``): be the physics
-  of a real ArduSub SITL (``uvms_sim.hil.sitl_json``): the simulation then steps in lock-step
-  with SITL's frames (``SimulationLoop.run_lockstep``: its own pacing, pause/step, command
-  timeouts and the emulated ArduSub are off) while the node keeps publishing odometry, TF, the
-  declared sensors, markers and the browser view of the same vehicle in SITL's time.
+  of a real ArduSub SITL (``uvms_sim.hil.sitl_json``; with several vehicles with thrusters,
+  one SITL instance per vehicle, instance k on ``sitl_port + 10 k`` as ``sim_vehicle.py -I k``
+  sends: ``uvms_sim.hil.sitl_multi``): the simulation then steps in lock-step with SITL's
+  frames (``SimulationLoop.run_lockstep``: its own pacing, pause/step, command timeouts and
+  the emulated ArduSub are off) while the node keeps publishing odometry, TF, the declared
+  sensors, markers and the browser view of the same vehicles in SITL's time.
 - ``tethers.<name>.length`` and ``tethers.<name>.speed`` (m, m/s; one pair per tether of the
   description, its ``length`` and ``reel.speed`` by default): the reel pays out or hauls in to
   that length at that speed, set at start or with ``ros2 param set`` while running
@@ -66,7 +68,8 @@ one description each vehicle's topics are under ``<vehicle>/``):
 - in: ``thrusters/pwm`` (std_msgs/UInt16MultiArray: one PWM per thruster in servo order,
   element k = SERVO k+1; extra trailing channels, as in a servo output log, are ignored),
   ``joint_commands`` (sensor_msgs/JointState by name: ``effort`` sets torques; else
-  ``position`` or ``velocity`` set PID targets), ``cmd_wrench`` (geometry_msgs/WrenchStamped
+  ``position`` or ``velocity`` set PID targets; a Reach Alpha 5's joints run its firmware
+  servos instead, ``uvms_sim.actuators.servo``), ``cmd_wrench`` (geometry_msgs/WrenchStamped
   on base_link, FLU), ``set_pose`` (geometry_msgs/PoseStamped in odom, ENU: teleport,
   velocities zeroed, simulated time running on).
 - out: ``odom`` (nav_msgs/Odometry, odom ENU / base_link FLU), ``imu`` (sensor_msgs/Imu,
@@ -118,6 +121,7 @@ from transforms3d.quaternions import axangle2quat, qmult, rotate_vector
 
 from .. import __version__, frames
 from ..actuators.joints import JointMotors
+from ..actuators.servo import JointServos, alpha5_specs
 from ..dynamics.compiled import compiled as kernels_compiled
 from ..dynamics.rnea import rnea
 from ..log import Throttle
@@ -185,9 +189,7 @@ class SimulatorNode(Node):
             )
         self.sim = Simulator.from_system(self.system)
         model = self.sim.model
-        self.motors = (
-            JointMotors(model, q=self.system.initial_q) if any(j.nv == 1 for j in model.joints) else None
-        )
+        self.motors = self._joint_actuators()
         self.sim.joint_motors = self.motors
         self.dt = 1.0 / float(get("physics_rate"))
         # the loop owns simulated time, pacing, timeouts and step grouping; this node converts
@@ -213,9 +215,9 @@ class SimulatorNode(Node):
         self.add_on_set_parameters_callback(self.on_parameters)
         self.sitl = None
         if int(get("sitl_port")) > 0:
-            from ..hil.sitl_json import SitlJsonBackend
+            from ..hil.sitl_multi import sitl_backend
 
-            self.sitl = SitlJsonBackend(self.sim, bind=get("sitl_bind"), port=int(get("sitl_port")))
+            self.sitl = sitl_backend(self.sim, bind=get("sitl_bind"), port=int(get("sitl_port")))
             self.sitl.max_step = self.dt
         self.tf_names, vehicle_frames = messages.tf_names(self.system, get("frame_prefix"))
         self.tree_quats = messages.tree_quaternions(model)
@@ -257,6 +259,28 @@ class SimulatorNode(Node):
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.run_physics, name="uvms_sim_physics", daemon=True)
         self.thread.start()
+
+    def _joint_actuators(self) -> JointMotors | JointServos | None:
+        """The 1-DOF joints' actuators: a Reach Alpha 5's firmware servos
+        (``actuators.servo``) when every such joint is an Alpha 5 axis, holding the initial pose
+        with its static load taken up; else PID motors (``actuators.joints``); None without."""
+        model, q0 = self.sim.model, self.system.initial_q
+        if not any(j.nv == 1 for j in model.joints):
+            return None
+        specs = alpha5_specs(model)
+        if specs is None:
+            return JointMotors(model, q=q0)
+        servos = JointServos(model, specs, q=q0)
+        self._preload(servos, q0)
+        return servos
+
+    def _preload(self, servos: JointServos, q: np.ndarray) -> None:
+        """The servos hold ``q`` carrying its static load (RNEA at rest)."""
+        model = self.sim.model
+        zero = np.zeros(model.nv)
+        static = rnea(model, model.create_data(), q, zero, zero, self.sim.env)
+        servos.hold(q)
+        servos.preload(static[servos.iv])
 
     def _views(self, get) -> None:
         """What viewers see: the RViz markers (``scene``, at ``marker_rate``) and the browser
@@ -501,7 +525,9 @@ class SimulatorNode(Node):
             if self.sim.thrusters is not None:
                 self.sim.thrusters.set_pwm(np.full(len(self.sim.thrusters), 1500.0))
                 self.sim.thrusters.n[:] = 0.0
-            if self.motors is not None:
+            if isinstance(self.motors, JointServos):
+                self._preload(self.motors, self.system.initial_q)
+            elif self.motors is not None:
                 self.motors.command("effort", dict.fromkeys(self.motors.names, 0.0))
             for estimator in self.estimators.values():  # aligned again, as after a reboot
                 estimator.started = False
@@ -548,8 +574,14 @@ class SimulatorNode(Node):
         self.restart_vehicles()
 
     def joints_expired(self) -> None:
-        """No joint_commands for command_timeout: zero effort (loop lock held)."""
-        if self.motors is not None:
+        """No joint_commands for command_timeout: zero effort, or the servos hold where the
+        joints are (loop lock held)."""
+        if isinstance(self.motors, JointServos):
+            self.motors.hold(self.sim.state.q)
+            self.get_logger().warning(
+                f"no joint_commands for {self.loop.timeout} s: joints hold their positions"
+            )
+        elif self.motors is not None:
             self.motors.command("effort", dict.fromkeys(self.motors.names, 0.0))
             self.get_logger().warning(f"no joint_commands for {self.loop.timeout} s: joints to zero effort")
 

@@ -21,7 +21,7 @@ class GeometryError(ValueError):
     """A shape or mesh that cannot be part of the scene (the message says why)."""
 
 
-def rotation(rpy: Array) -> Array:
+def rotation(rpy) -> Array:
     """The rotation of a URDF ``rpy`` (fixed axes x, y, z: R = Rz(y) Ry(p) Rx(r))."""
     return euler2mat(*np.asarray(rpy, dtype=float), axes="sxyz")
 
@@ -95,7 +95,7 @@ def load_mesh(path: str | Path, scale: tuple[float, ...] = (1.0, 1.0, 1.0)) -> t
     except Exception as exc:  # trimesh raises many kinds on a damaged file
         raise GeometryError(f"{path}: not a readable mesh ({type(exc).__name__}: {str(exc)[:120]})") from None
     vertices = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=float)
-    faces = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))), dtype=np.int64)
+    faces: Array = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))), dtype=np.int64)
     if faces.ndim != 2 or len(faces) == 0:
         raise GeometryError(f"{path}: the mesh has no triangles")
     if len(faces) > MAX_TRIANGLES:
@@ -111,8 +111,8 @@ def load_mesh(path: str | Path, scale: tuple[float, ...] = (1.0, 1.0, 1.0)) -> t
     area = 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
     scale_of = max(float(np.ptp(vertices, axis=0).max()), 1e-12)
     keep = area > 1e-12 * scale_of**2
-    faces = np.unique(np.sort(faces[keep], axis=1), axis=0, return_index=True)[1]
-    faces = np.asarray(mesh.faces, dtype=np.int64)[keep][np.sort(faces)]
+    first = np.unique(np.sort(faces[keep], axis=1), axis=0, return_index=True)[1]
+    faces = faces[keep][np.sort(first)]
     if len(faces) == 0:
         raise GeometryError(f"{path}: every triangle of the mesh is degenerate (zero area)")
     return vertices, faces

@@ -19,7 +19,7 @@ import numpy as np
 from ..log import logger
 from ..model.sensor_specs import SensorSpec
 from ..model.system import System
-from ..scene import SceneRays
+from ..scene import Scene, SceneRays
 from .acoustic import Altimeter, Dvl
 from .imu import Imu
 from .magnetometer import Magnetometer
@@ -56,7 +56,7 @@ class SensorSuite:
     def __init__(self, system: System, dt: float, seed: int = 0, noise: bool = True) -> None:
         model = system.model
         self.system = system
-        self.rays = SceneRays(system.scene)  # what the acoustic sensors see
+        self.rays = SceneRays(system.scene or Scene())  # what the acoustic sensors see
         self.sensors: list[Sensor] = []
         for v in system.vehicles:
             for spec in v.sensors:

@@ -1,0 +1,125 @@
+"""The Reach Alpha 5's joint firmware (uvms_sim.actuators.servo): Blueprint Lab's current-torque
+relation, the modes and their limits as the communication protocol states them, and the held
+torque against the static load computed by an independent algorithm (RNEA)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from uvms_sim.actuators.servo import JointServos, ServoSpec, alpha5_specs
+from uvms_sim.dynamics.rnea import rnea
+from uvms_sim.model import load
+from uvms_sim.model.configs import resolve
+from uvms_sim.simulator import Simulator
+
+DT = 0.001
+
+
+@pytest.fixture
+def arm():
+    system = load(resolve("alpha5"))
+    sim = Simulator.from_system(system)
+    servos = JointServos(sim.model, alpha5_specs(sim.model), q=system.initial_q)
+    sim.joint_motors = servos
+    return sim, servos
+
+
+def run(sim, seconds: float) -> None:
+    for _ in range(round(seconds / DT)):
+        sim.step(DT)
+
+
+def position(sim, servos, name: str) -> float:
+    return float(sim.state.q[servos.iq[servos.names.index(name)]])
+
+
+def speed(sim, servos, name: str) -> float:
+    return float(sim.state.v[servos.iv[servos.names.index(name)]])
+
+
+def test_current_to_torque_is_blueprint_labs_relation() -> None:
+    """torque = (I - 43 mA sign I) / 90.6 mA/(N m) above the dead band, zero inside it
+    (Blueprint Lab 2019 Figure 8: 5.04 N m at 500 mA); the inverse map gives the current back."""
+    high = ServoSpec(90.6, 43.0, 90.6 * 9.0 + 43.0)
+    assert high.torque(500.0) == pytest.approx((500.0 - 43.0) / 90.6)
+    assert high.torque(-500.0) == pytest.approx(-5.044, abs=1e-3)
+    assert high.torque(40.0) == 0.0 and high.torque(-43.0) == 0.0
+    for tau in (-9.0, -0.1, 0.2, 5.0):
+        assert high.torque(high.current(tau)) == pytest.approx(tau)
+    assert high.torque(high.current_limit) == pytest.approx(9.0)  # the description's effort limit
+
+
+def test_specs_are_the_alpha5s_and_only_for_an_alpha5() -> None:
+    model = load(resolve("alpha5")).model
+    specs = alpha5_specs(model)
+    assert specs["alpha_5_axis_e"].kt == 90.6 and specs["alpha_5_axis_b"].kt == 50.0
+    assert specs["alpha_5_axis_a"].current_limit == pytest.approx(50.0 * 10.0 + 43.0)
+    assert alpha5_specs(load(resolve("bluerov2_light_arm")).model) is None
+
+
+def test_velocity_mode_tracks_and_is_clamped_to_the_limit(arm) -> None:
+    sim, servos = arm
+    servos.command("velocity", {"alpha_5_axis_e": 0.3})
+    run(sim, 1.0)
+    assert speed(sim, servos, "alpha_5_axis_e") == pytest.approx(0.3, abs=0.003)
+    servos.command("velocity", {"alpha_5_axis_e": -5.0})  # above the limit: set to the maximum
+    run(sim, 1.0)
+    assert speed(sim, servos, "alpha_5_axis_e") == pytest.approx(-0.5, abs=0.005)
+
+
+def test_position_mode_reaches_the_setpoint_at_most_at_the_velocity_limit(arm) -> None:
+    sim, servos = arm
+    run(sim, 2.0)  # the hold's integrator takes up the arm's weight first
+    start = position(sim, servos, "alpha_5_axis_d")
+    assert servos.command("position", {"alpha_5_axis_d": start + 0.6}) == []
+    fastest = 0.0
+    for _ in range(3000):
+        sim.step(DT)
+        fastest = max(fastest, abs(speed(sim, servos, "alpha_5_axis_d")))
+    assert position(sim, servos, "alpha_5_axis_d") == pytest.approx(start + 0.6, abs=1e-3)
+    # the demand is clamped to 0.5 rad/s; the PI velocity loop lags the shoulder's changing
+    # gravity load while it moves, by up to 10 %
+    assert 0.45 < fastest < 0.55
+
+
+def test_position_outside_the_limits_is_ignored(arm) -> None:
+    _, servos = arm
+    before = servos.target.copy()
+    assert servos.command("position", {"alpha_5_axis_c": 4.0, "alpha_5_axis_b": 3.0}) == ["alpha_5_axis_c"]
+    k = servos.names.index("alpha_5_axis_c")
+    assert servos.target[k] == before[k]
+    with pytest.raises(ValueError, match="non-finite"):
+        servos.command("position", {"alpha_5_axis_b": float("nan")})
+
+
+def test_current_mode_is_clamped_and_the_dead_band_gives_no_torque(arm) -> None:
+    sim, servos = arm
+    servos.command("current", {"alpha_5_axis_e": 5000.0})
+    sim.step(DT)
+    k = servos.names.index("alpha_5_axis_e")
+    assert servos.current[k] == pytest.approx(servos.specs[k].current_limit)
+    assert servos.effort[k] == pytest.approx(9.0)
+    servos.command("current", {"alpha_5_axis_e": 40.0})
+    sim.step(DT)
+    assert servos.effort[k] == 0.0
+
+
+def test_held_pose_carries_the_static_load_rnea_gives(arm) -> None:
+    """Position hold: after 3 s the servos' torques equal the gravity and buoyancy torques RNEA
+    computes at that pose with zero velocity and acceleration (1 % of the largest, 2e-3 N m)."""
+    sim, servos = arm
+    run(sim, 3.0)
+    model = sim.model
+    static = rnea(model, model.create_data(), sim.state.q, np.zeros(model.nv), np.zeros(model.nv), sim.env)
+    expected = static[servos.iv][:4]  # the rotate joints (the jaws' push rod rests on its stop)
+    assert np.abs(expected).max() > 0.1  # the shoulder carries the arm
+    assert np.allclose(servos.effort[:4], expected, atol=2e-3 + 0.01 * np.abs(expected).max())
+
+
+def test_velocity_mode_stops_at_the_position_limit(arm) -> None:
+    sim, servos = arm
+    servos.command("velocity", {"alpha_5_axis_c": -0.5})
+    run(sim, 4.0)
+    assert position(sim, servos, "alpha_5_axis_c") == pytest.approx(0.0, abs=0.01)
+    assert abs(speed(sim, servos, "alpha_5_axis_c")) < 1e-3

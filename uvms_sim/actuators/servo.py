@@ -1,0 +1,225 @@
+"""Smart joint servos as their firmware runs them: the Reach Alpha 5's joints (Blueprint Lab).
+
+Each joint of a Reach Alpha 5 is an actuator with its own controller: it takes a position, a
+velocity or a motor current (Reach System Communication Protocol: modes standby, disable,
+position, velocity, current) and closes its loops itself. What is emulated here, per joint:
+
+- **position**: a setpoint outside the joint's limits is ignored (the firmware's rule); the
+  position loop asks the velocity loop for ``kp (q_ref - q) + v_ff`` (a velocity feed-forward
+  ``v_ff`` from a trajectory, zero for a plain position command);
+- **velocity**: the demand is clamped to the joint's velocity limit (a demand above it "sets the
+  velocity to maximum"); a velocity that would drive the joint past a position limit is
+  stopped there; a PI loop on the velocity error gives the current;
+- **current**: the motor current (mA), clamped to the current limit (as the firmware does);
+- **effort**: a torque (N m, or N on the jaws) turned into the current the firmware would need,
+  by Blueprint Lab's map ``current = kt torque + I_s sign(torque)`` (the Alpha has no torque mode:
+  this is what a ROS driver's effort interface sends);
+- **standby** and **disable**: no current (the joint is free; disabled joints ignore commands).
+
+The gear train turns current into joint torque by Blueprint Lab's measured relation (Blueprint
+Lab 2019, eq. 17 and Figure 8; the constants of their Newton-Euler example):
+``torque = (I - I_s sign(I)) / kt`` above the static friction current ``I_s = 43 mA`` and zero
+below it, with ``kt = 90.6 mA/(N m)`` on the high-torque joints (axes E, D, C) and 50 on the
+wrist and the jaws (axes B, A). The current limit of each joint is the current that gives the
+description's effort limit through that relation (Blueprint Lab does not publish the factory
+limits). The loop gains are not published either: the velocity loop is a PI at a 10 Hz
+bandwidth (integral corner at a tenth of it) on each joint's inertia at the start
+configuration (CRBA diagonal, added mass included), the position loop a proportional gain of
+10 1/s. The current loop is taken as instantaneous (the current is what the velocity loop
+asks, clamped). Not modelled: the motor's electrical dynamics and back-EMF, friction beyond the
+static dead band, backlash, the joint encoders' resolution, temperature.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..log import Throttle
+from ..model.model import Model
+from ..spatial import Array
+
+SERVO_MODES = ("standby", "disable", "position", "velocity", "current", "effort")
+
+
+@dataclass(frozen=True)
+class ServoSpec:
+    """A joint's gear train and drive: ``kt`` (mA per N m, or per N on a linear joint), the
+    static friction current ``static_current`` (mA) and the ``current_limit`` (mA)."""
+
+    kt: float
+    static_current: float
+    current_limit: float
+
+    def torque(self, current: float) -> float:
+        """Joint torque (N m or N) of a motor current (mA): zero inside the dead band."""
+        excess = abs(current) - self.static_current
+        return math.copysign(excess / self.kt, current) if excess > 0.0 else 0.0
+
+    def current(self, torque: float) -> float:
+        """The current (mA) that gives ``torque``: Blueprint Lab's torque-to-current map."""
+        if torque == 0.0:
+            return 0.0
+        return self.kt * torque + math.copysign(self.static_current, torque)
+
+
+# Blueprint Lab (2019) eq. 17 / Figure 8 and their Newton-Euler example: kt per axis (E, D, C:
+# the high-torque joints; B, A: 50), 43 mA static friction current on every axis
+ALPHA5_KT = {"e": 90.6, "d": 90.6, "c": 90.6, "b": 50.0, "a": 50.0}
+ALPHA5_STATIC_CURRENT = 43.0
+ALPHA5_AXIS = re.compile(r"(?:^|_)axis_([a-e])$")
+
+
+def alpha5_specs(model: Model) -> dict[str, ServoSpec] | None:
+    """The Alpha 5 firmware's servo of every 1-DOF joint named ``[prefix_]axis_a..e``, or None
+    when some 1-DOF joint is not one (a system that is not a Reach Alpha 5)."""
+    out: dict[str, ServoSpec] = {}
+    for i, j in enumerate(model.joints):
+        if j.type not in ("revolute", "continuous", "prismatic"):
+            continue
+        name = model.bodies[i].joint_name
+        m = ALPHA5_AXIS.search(name)
+        if m is None:
+            return None
+        kt = ALPHA5_KT[m.group(1)]
+        effort = j.effort_limit if math.isfinite(j.effort_limit) else 9.0
+        out[name] = ServoSpec(kt, ALPHA5_STATIC_CURRENT, kt * effort + ALPHA5_STATIC_CURRENT)
+    return out or None
+
+
+class JointServos:
+    """The firmware servos of a model's 1-DOF joints, by joint name (the interface of
+    ``actuators.joints.JointMotors``: ``names``, ``iq``, ``iv``, ``effort``, ``command``,
+    ``apply``), plus ``current`` (mA) and the modes above."""
+
+    def __init__(
+        self,
+        model: Model,
+        specs: dict[str, ServoSpec],
+        q: Array | None = None,
+        position_gain: float = 10.0,
+        velocity_bandwidth_hz: float = 10.0,
+    ) -> None:
+        from ..model.crba import crba
+
+        self.model = model
+        self.index = [
+            i for i, j in enumerate(model.joints) if j.type in ("revolute", "continuous", "prismatic")
+        ]
+        self.names = [model.bodies[i].joint_name for i in self.index]
+        missing = [n for n in self.names if n not in specs]
+        if missing:
+            raise KeyError(f"no servo given for joints {missing}")
+        self.specs = [specs[n] for n in self.names]
+        self.iv = np.array([model.idx_v[i] for i in self.index], dtype=int)
+        self.iq = np.array([model.idx_q[i] for i in self.index], dtype=int)
+        joints = [model.joints[i] for i in self.index]
+        self.lower = np.array([j.lower for j in joints], dtype=float)
+        self.upper = np.array([j.upper for j in joints], dtype=float)
+        self.velocity_limit = np.array([j.velocity_limit for j in joints], dtype=float)
+        q0 = model.neutral() if q is None else np.asarray(q, dtype=float)
+        M = crba(model, model.create_data(), q0)
+        w = 2.0 * np.pi * velocity_bandwidth_hz
+        inertia = np.array([M[k, k] for k in self.iv])
+        kt = np.array([s.kt for s in self.specs])
+        self.kv = kt * inertia * w  # mA per rad/s: the velocity loop's proportional gain
+        self.ki = self.kv * w / 10.0  # mA per rad: its integral gain
+        self.kp = position_gain
+        n = len(self.names)
+        self.mode = ["position"] * n
+        self.target = q0[self.iq].copy()  # hold where the arm starts
+        self.velocity_ff = np.zeros(n)
+        self.integral = np.zeros(n)
+        self.current = np.zeros(n)  # mA, last output
+        self.effort = np.zeros(n)  # N m / N, last output
+        self.throttle = Throttle()
+
+    def _k(self, name: str) -> int:
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise KeyError(f"no servo joint named {name!r}; joints are {self.names}") from None
+
+    def hold(self, q: Array) -> None:
+        """Every joint to position mode at its position in ``q`` (a controller's activation)."""
+        self.mode = ["position"] * len(self.names)
+        self.target[:] = np.asarray(q, dtype=float)[self.iq]
+        self.velocity_ff[:] = 0.0
+
+    def preload(self, torques: Array) -> None:
+        """Set the velocity loops' integrators to the currents of ``torques`` (``names`` order):
+        the servos hold a pose as if they had been carrying that static load (a node starting
+        with the arm in the water, not a power-on sag)."""
+        self.integral[:] = [spec.current(float(t)) for spec, t in zip(self.specs, torques, strict=True)]
+
+    def command(
+        self, mode: str, targets: dict[str, float], velocities: dict[str, float] | None = None
+    ) -> list[str]:
+        """Set joints to ``mode`` with the given setpoints (rad or m, rad/s or m/s, mA, N m or N);
+        ``velocities``: the feed-forward of position setpoints. Non-finite values raise
+        ValueError before anything changes. Returns the joints whose command the firmware
+        ignored (a position outside the limits; any command to a disabled joint)."""
+        if mode not in SERVO_MODES:
+            raise ValueError(f"servo mode must be one of {SERVO_MODES}, got {mode!r}")
+        ks = [(self._k(name), float(value)) for name, value in targets.items()]
+        ff = {self._k(n): float(v) for n, v in (velocities or {}).items()}
+        bad = [self.names[k] for k, v in ks if not math.isfinite(v)]
+        bad += [self.names[k] for k, v in ff.items() if not math.isfinite(v)]
+        if bad:
+            raise ValueError(f"non-finite joint setpoints for {sorted(set(bad))}")
+        ignored = []
+        for k, v in ks:
+            if self.mode[k] == "disable" and mode != "standby":
+                ignored.append(self.names[k])
+                continue
+            if mode == "position" and not self.lower[k] <= v <= self.upper[k]:
+                ignored.append(self.names[k])
+                continue
+            if self.mode[k] != mode:
+                self.integral[k] = 0.0
+            self.mode[k] = mode
+            self.target[k] = v
+            self.velocity_ff[k] = ff.get(k, 0.0)
+        return ignored
+
+    def update(self, q: Array, v: Array, dt: float) -> Array:
+        """Joint torques for this step (``names`` order), the firmware's loops at the physics
+        rate (zero-order hold)."""
+        pos, vel = q[self.iq].tolist(), v[self.iv].tolist()
+        out = []
+        for k, mode in enumerate(self.mode):
+            spec = self.specs[k]
+            if mode in ("standby", "disable"):
+                current = 0.0
+            elif mode == "current":
+                current = self.target[k]
+            elif mode == "effort":
+                current = spec.current(self.target[k])
+            else:
+                vmax = self.velocity_limit[k]
+                if mode == "position":
+                    ref = self.velocity_ff[k] + self.kp * (self.target[k] - pos[k])
+                else:
+                    ref = self.target[k]
+                ref = min(max(ref, -vmax), vmax)
+                if (ref > 0.0 and pos[k] >= self.upper[k]) or (ref < 0.0 and pos[k] <= self.lower[k]):
+                    ref = 0.0  # the firmware's position limits
+                err = ref - vel[k]
+                raw = self.kv[k] * err + self.integral[k]
+                if abs(raw) < spec.current_limit:  # anti-windup: integrate only while unsaturated
+                    self.integral[k] += self.ki[k] * err * dt
+                current = raw
+            current = min(max(current, -spec.current_limit), spec.current_limit)
+            self.current[k] = current
+            out.append(spec.torque(current))
+        self.effort = np.array(out)
+        return self.effort
+
+    def apply(self, tau: Array, q: Array, v: Array, dt: float) -> Array:
+        """``tau`` with the servos' torques written into their joints' entries."""
+        tau = np.array(tau, dtype=float)
+        tau[self.iv] = self.update(q, v, dt)
+        return tau
