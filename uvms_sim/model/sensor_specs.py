@@ -37,6 +37,8 @@ DEG = math.pi / 180.0
 #   the range).
 # dvl: Water Linked DVL A50 (four beams at 22.5 degrees from its axis, altitude 0.05-50 m, long
 #   term accuracy 1.01 %; the per-beam velocity noise of 2 mm/s is this project's choice).
+# camera: Blue Robotics Low-Light HD USB camera (80 degrees across under water) at 640 x 480,
+#   15 frames/s; its tilt (rad, about its y axis, + up) is the BlueROV2's camera mount's.
 DEFAULTS: dict[str, dict[str, float]] = {
     "imu": {
         "rate": 100.0,
@@ -62,6 +64,16 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "min_range": 0.5,  # m
         "max_range": 100.0,  # m
         "noise": 0.005,  # of the range (1 sigma)
+    },
+    "camera": {
+        "rate": 15.0,
+        "width": 640.0,  # pixels
+        "height": 480.0,
+        "hfov": 80.0 * DEG,  # rad, across the image
+        "max_range": 30.0,  # m: farther is water (veiling light)
+        "pixel_noise": 0.01,  # of full scale (1 sigma)
+        "tilt": 0.0,  # rad, at start
+        "max_tilt": 45.0 * DEG,  # rad, either way
     },
     "dvl": {
         "rate": 10.0,
@@ -101,9 +113,14 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "max_range": (0.0, MAX_RANGE, True, False),
     "min_altitude": (0.0, MAX_RANGE, False, False),
     "max_altitude": (0.0, MAX_RANGE, True, False),
+    "width": (1.0, 4096.0, False, False),  # camera pixels
+    "height": (1.0, 4096.0, False, False),
+    "hfov": (0.0, math.pi, True, True),  # rad
+    "tilt": (-math.pi / 2, math.pi / 2, False, False),  # rad, + up
+    "max_tilt": (0.0, math.pi / 2, False, False),
 }
 MIN_RESOLUTION = 1.0e-3  # Pa: a finer step (1e-320) is a slip that would divide by almost nothing
-ANGLES = {"inclination", "declination", "beam_width", "beam_angle"}
+ANGLES = {"inclination", "declination", "beam_width", "beam_angle", "hfov", "tilt", "max_tilt"}
 
 
 def check_value(kind: str, key: str, value: float) -> str | None:
@@ -160,6 +177,16 @@ class SensorSpec:
         pair = check_pair(values)
         if pair is not None:
             raise ValueError(f"sensor {self.name}: {pair[0]}: {pair[1]}")
+        if self.type == "camera":
+            for k in ("width", "height"):
+                if values[k] != int(values[k]):
+                    raise ValueError(
+                        f"sensor {self.name}: {k}: expected a whole number of pixels, got {values[k]:g}"
+                    )
+            if not abs(values["tilt"]) <= values["max_tilt"]:
+                raise ValueError(
+                    f"sensor {self.name}: tilt: expected within max_tilt ({values['max_tilt']:g} rad)"
+                )
         object.__setattr__(self, "params", tuple(sorted((k, float(v)) for k, v in values.items())))
         for name in ("position", "rpy"):
             vector = np.array(getattr(self, name), dtype=float).reshape(3)

@@ -51,6 +51,12 @@ set) is checked whole before any is applied: all or none.
   on (``0.0.0.0``: every network interface, so anyone who reaches this machine sees the
   simulation: docs/views.md); ``web_view_camera`` (``world``) is the 3D view shown first:
   ``world`` (fixed in the world) or ``vehicle`` (fixed to the first vehicle).
+- ``ping1d_port``, ``ping360_port`` (0: off; Blue Robotics' defaults are 9090, as BlueOS
+  serves its first Ping1D, and 12345, the Ethernet Ping360's), ``ping_bind``
+  (``127.0.0.1``): the first vehicle's Ping2 and a Ping360 as Ping protocol devices on UDP
+  (``uvms_sim.ros.ping``, ``uvms_sim.hil.ping_devices``) for ping-viewer, BlueOS, the
+  ping360_sonar driver or ``bluerobotics-ping``, their echoes from the scene (docs/ping.md);
+  the web view's port must then be another one than 9090.
 - ``sitl_port`` (0: off; ArduPilot's is 9002), ``sitl_bind`` (``127.0.0.1``): be the physics
   of a real ArduSub SITL (``uvms_sim.hil.sitl_json``; with several vehicles with thrusters,
   one SITL instance per vehicle, instance k on ``sitl_port + 10 k`` as ``sim_vehicle.py -I k``
@@ -90,7 +96,9 @@ one description each vehicle's topics are under ``<vehicle>/``):
   force the parent applies to the child link, in the child link's axes); with tethers
   ``tether/<name>/path`` (nav_msgs/Path), ``tether/<name>/tension`` (std_msgs/Float64MultiArray,
   N per segment from the reel) and ``tether/<name>/length`` (std_msgs/Float64, m); with waves
-  ``waves/elevation`` (std_msgs/Float64MultiArray, m above the mean surface over each vehicle).
+  ``waves/elevation`` (std_msgs/Float64MultiArray, m above the mean surface over each vehicle);
+  with cameras in the description ``camera/<name>/image_raw``, ``camera_info`` and ``depth``
+  (``uvms_sim.ros.camera_topics``; in: ``camera/<name>/tilt``).
 - a Reach Alpha 5's controllers (``uvms_sim.ros.arm_controllers``):
   ``joint_trajectory_controller/follow_joint_trajectory`` (control_msgs/FollowJointTrajectory),
   ``joint_trajectory_controller/joint_trajectory``, ``joint_trajectory_controller/controller_state``,
@@ -258,6 +266,20 @@ class SimulatorNode(Node):
             self._sensors(int(get("sensor_seed")), bool(get("sensor_noise")), get("frame_prefix"))
         self.publish_static()
         self._views(get)
+        self.cameras = None
+        if any(s.type == "camera" for v in self.system.vehicles for s in v.sensors):
+            from .camera_topics import CameraTopics
+
+            self.cameras = CameraTopics(
+                self, self.sim, self.system, self.lock, get("frame_prefix"), self.tf_names,
+                bool(get("sensor_noise")), int(get("sensor_seed")),
+            )  # fmt: skip
+        from .ping import ping_servers
+
+        self.ping_servers = ping_servers(
+            self.sim, self.system, self.lock, (int(get("ping1d_port")), int(get("ping360_port"))),
+            get("ping_bind"), bool(get("sensor_noise")), int(get("sensor_seed")),
+        )  # fmt: skip
         # Physics runs in its own thread so that subscriptions are served however fast it
         # steps (a zero-period timer would starve them); ROS callbacks only set inputs.
         self.stop_event = threading.Event()
@@ -454,6 +476,11 @@ class SimulatorNode(Node):
             self.stop_event.set()
             if self.thread.is_alive() and threading.current_thread() is not self.thread:
                 self.thread.join(timeout=5.0)
+        cameras = getattr(self, "cameras", None)
+        if cameras is not None:
+            cameras.close()
+        for server in getattr(self, "ping_servers", []):
+            server.close()
         view = getattr(self, "view", None)
         if view is not None:  # its ports close with the node
             self.view = None

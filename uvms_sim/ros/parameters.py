@@ -34,6 +34,9 @@ PARAMETERS = {
     "web_view_bind": "127.0.0.1",
     "web_view_camera": "world",
     "arm_controllers": ["joint_state_broadcaster", "joint_trajectory_controller", "gripper_controller"],
+    "ping1d_port": 0,
+    "ping360_port": 0,
+    "ping_bind": "127.0.0.1",
 }
 
 
@@ -53,6 +56,8 @@ RANGES = {
     "sensor_seed": (0, 2**31 - 1),
     "web_view_port": (0, 65534),
     "web_view_rate": (0.1, 1000.0),
+    "ping1d_port": (0, 65535),
+    "ping360_port": (0, 65535),
 }
 MAX_POSITION = 1.0e5  # m: a set_pose farther from the origin than this is refused
 # Names: a ROS namespace (relative: letters, digits and underscores in parts separated by "/",

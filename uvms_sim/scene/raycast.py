@@ -56,6 +56,10 @@ class SceneRays:
             from trimesh.ray.ray_pyembree import RayMeshIntersector
 
             self._embree = RayMeshIntersector(trimesh.Trimesh(vertices, faces, process=False))
+            # the surface (index in scene.surfaces()) of each triangle of the mesh
+            counts = [(k, len(f)) for k, (name, _, f) in enumerate(scene.surfaces())
+                      if not (name == "seabed" and scene.plane)]  # fmt: skip
+            self._surface_of = np.repeat([k for k, _ in counts], [c for _, c in counts])
 
     def cast(self, origins: Array, directions: Array) -> Array:
         """Distance along each unit direction (rows) from each origin to the first surface
@@ -72,6 +76,45 @@ class SceneRays:
                 distance = np.einsum("ij,ij->i", where - origins[rays], directions[rays])
                 np.minimum.at(out, rays, np.where(distance >= 0.0, distance, np.inf))
         return out
+
+    def hits(self, origins: Array, directions: Array) -> tuple[Array, Array]:
+        """Distance along each unit direction (rows) to the first surface hit (inf where none
+        is) and the unit normal of the surface there (zeros where none is), oriented against
+        the ray. Vectorised: what a camera or a sonar beam casts by the thousand."""
+        distance, normal, _ = self.trace(origins, directions)
+        return distance, normal
+
+    def trace(self, origins: Array, directions: Array) -> tuple[Array, Array, Array]:
+        """``hits`` and which surface each ray hit: its index in ``scene.surfaces()`` (the
+        seabed first when there is one), -1 where none."""
+        directions = np.atleast_2d(np.asarray(directions, dtype=float))
+        origins = np.ascontiguousarray(np.broadcast_to(np.asarray(origins, dtype=float), directions.shape))
+        n = len(directions)
+        distance, normal, surface = np.full(n, np.inf), np.zeros((n, 3)), np.full(n, -1, dtype=np.int64)
+        plane = self.scene.plane
+        if plane is not None:
+            s0, s1 = plane.slope
+            up = np.array([s0, s1, -1.0]) / math.sqrt(1.0 + s0 * s0 + s1 * s1)
+            height = origins @ up + plane.depth * -up[2]  # Seafloor.distance, for every origin
+            down = -(directions @ up)
+            ok = (height > 0.0) & (down > 1e-12)
+            distance[ok] = height[ok] / down[ok]
+            normal[ok] = up
+            surface[ok] = 0
+        if self._embree is not None and n:
+            wrap = self._embree._scene  # Embree's scene, built once (trimesh scales it to a box)
+            query = wrap.run(origins, directions, output=1)
+            tri = np.asarray(query["primID"])
+            hit = np.flatnonzero(tri >= 0)
+            d = np.asarray(query["tfar"], dtype=float)[hit] / wrap.scale
+            closer = d < distance[hit]
+            hit, d, tri = hit[closer], d[closer], tri[hit][closer]
+            distance[hit] = d
+            face = self._embree.mesh.face_normals[tri]
+            facing = np.einsum("ij,ij->i", face, directions[hit])
+            normal[hit] = np.where(facing[:, None] > 0.0, -face, face)
+            surface[hit] = self._surface_of[tri]
+        return distance, normal, surface
 
     def beam_range(self, p: Array, direction: Array) -> float:
         return float(self.cast(p, direction)[0])

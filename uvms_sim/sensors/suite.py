@@ -60,6 +60,8 @@ class SensorSuite:
         self.sensors: list[Sensor] = []
         for v in system.vehicles:
             for spec in v.sensors:
+                if spec.type not in MODELS:  # a camera: rendered on its own (sensors.camera)
+                    continue
                 steps = 1.0 / (spec.rate * dt)
                 if abs(steps - round(steps)) > 1e-9 * steps or round(steps) < 1:
                     period = max(1, round(steps))
