@@ -93,8 +93,10 @@ NOISE_KEYS: dict[str, tuple[str, ...]] = {
     "magnetometer": ("noise",),
     "altimeter": ("noise",),
     "dvl": ("velocity_noise",),
+    "camera": ("pixel_noise",),
 }  # fmt: skip
-MAIN_NOISE = {"pressure": "noise", "magnetometer": "noise", "altimeter": "noise", "dvl": "velocity_noise"}
+MAIN_NOISE = {"pressure": "noise", "magnetometer": "noise", "altimeter": "noise", "dvl": "velocity_noise",
+              "camera": "pixel_noise"}  # fmt: skip
 MAX_NOISE = 1.0e6  # in the parameter's unit: beyond this no reading would mean anything
 MAX_RATE = 10_000.0  # Hz
 MAX_OFFSET = 100.0  # m: a sensor this far from its link is a slip
