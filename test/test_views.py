@@ -414,9 +414,16 @@ def test_the_browser_view_shows_the_vehicle_in_a_real_browser(tmp_path):
             # both 3D views are there, the world-fixed one shown (the viewer may also report the
             # other tab as visible for a frame after switching: not checked)
             assert views["world"] == ("3D", True) and views["vehicle"][0] == "3D", views
-            shown = viewer_time_ranges(browser)["sim"][1] * 1e-9
-            lag = sim.sim.state.t - shown
-            assert lag < LIVE_LAG, f"the viewer is {lag:.1f} s behind the simulation"
+            # live: once the page has compiled and drawn (late, on a slow machine), the viewer
+            # catches up with the simulation and stays within LIVE_LAG of it
+            lags: list[float] = []
+            catch_up = time.monotonic() + 60.0
+            while time.monotonic() < catch_up and not (lags and lags[-1] < LIVE_LAG):
+                spin_until(executor, lambda: False, timeout=2.0)
+                lags.append(sim.sim.state.t - viewer_time_ranges(browser)["sim"][1] * 1e-9)
+            assert lags[-1] < LIVE_LAG, (
+                f"the viewer stays behind the simulation: {[round(x, 1) for x in lags]} s"
+            )
             if os.environ.get("UVMS_SIM_SCREENSHOT"):
                 shutil.copy(shot, ROOT / "docs" / "images" / "browser_view.png")
         finally:
