@@ -178,6 +178,39 @@ class Counters:
         self.dropped[key] = self.dropped.get(key, 0) + 1
 
 
+def admit(
+    addr: tuple[str, int],
+    peer: tuple[str, int] | None,
+    peer_seen: float,
+    now: float,
+    timeout: float,
+    counters: Counters,
+    throttle: Throttle,
+    who: str,
+) -> str:
+    """The session rule of a SITL JSON port for a datagram from ``addr``: ``"peer"`` (the
+    session's peer), ``"new"`` (no peer, or the peer silent for ``timeout``: a new session may
+    start) or ``"dropped"`` (source port 0, or another sender while the peer is live; counted,
+    and said once per sender). ``who`` starts the warnings ("SITL", "SITL instance 1:")."""
+    if addr[1] == 0:
+        counters.drop("source-port-0")
+        throttle.warn("port0", f"SITL datagram from {addr[0]} port 0 dropped (no way to answer)")
+        return "dropped"
+    if addr == peer:
+        return "peer"
+    if peer is not None and now - peer_seen < timeout:
+        key = f"{addr[0]}:{addr[1]}"
+        first = key not in counters.ignored
+        counters.ignored[key] = counters.ignored.get(key, 0) + 1
+        if first:
+            throttle.log.warning(
+                f"{who} datagram from {key} ignored: serving {peer[0]}:{peer[1]} "
+                f"(another sender is served once that one has been silent for {timeout} s)"
+            )
+        return "dropped"
+    return "new"
+
+
 @dataclass
 class FrameTimes:
     """Wall time spent per stage over the frames served (s): waiting for and reading the
@@ -308,23 +341,13 @@ class SitlJsonBackend:
     def accept(self, addr: tuple[str, int], now: float) -> bool:
         """Whether a datagram from ``addr`` is served: the session's peer, or the first sender
         after the peer has been silent for ``peer_timeout`` (a new session)."""
-        if addr[1] == 0:
-            self.counters.drop("source-port-0")
-            self.throttle.warn("port0", f"SITL datagram from {addr[0]} port 0 dropped (no way to answer)")
-            return False
-        if addr == self.peer:
+        verdict = admit(
+            addr, self.peer, self.peer_seen, now, self.peer_timeout, self.counters, self.throttle, "SITL"
+        )
+        if verdict == "peer":
             self.peer_seen = now
-            return True
-        if self.peer is not None and now - self.peer_seen < self.peer_timeout:
-            key = f"{addr[0]}:{addr[1]}"
-            first = key not in self.counters.ignored
-            self.counters.ignored[key] = self.counters.ignored.get(key, 0) + 1
-            if first:
-                self.throttle.log.warning(
-                    f"SITL datagram from {key} ignored: serving {self.peer[0]}:{self.peer[1]} "
-                    f"(another sender is served once that one has been silent for {self.peer_timeout} s)"
-                )
-            return False
+        if verdict != "new":
+            return verdict == "peer"
         if self.peer is not None:
             self.throttle.log.warning(
                 f"SITL peer {self.peer[0]}:{self.peer[1]} silent; new session with {addr[0]}:{addr[1]}"

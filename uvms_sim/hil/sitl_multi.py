@@ -54,6 +54,7 @@ from .sitl_json import (
     FrameTimes,
     ServoPacket,
     SitlJsonBackend,
+    admit,
     check_address,
     parse_servo_packet,
     rigid_offset,
@@ -203,25 +204,12 @@ class SitlJsonMulti:
     def accept(self, inst: Instance, addr: tuple[str, int], now: float) -> bool:
         """Whether a datagram from ``addr`` is served by ``inst`` (as ``SitlJsonBackend.accept``)."""
         c = inst.counters
-        if addr[1] == 0:
-            c.drop("source-port-0")
-            self.throttle.warn("port0", f"SITL datagram from {addr[0]} port 0 dropped (no way to answer)")
-            return False
-        if addr == inst.peer:
+        who = f"SITL instance {inst.number}:"
+        verdict = admit(addr, inst.peer, inst.peer_seen, now, self.peer_timeout, c, self.throttle, who)
+        if verdict == "peer":
             inst.peer_seen = now
-            return True
-        if inst.live(now, self.peer_timeout):
-            key = f"{addr[0]}:{addr[1]}"
-            first = key not in c.ignored
-            c.ignored[key] = c.ignored.get(key, 0) + 1
-            if first:
-                assert inst.peer is not None
-                self.throttle.log.warning(
-                    f"SITL instance {inst.number}: datagram from {key} ignored: serving "
-                    f"{inst.peer[0]}:{inst.peer[1]} (another sender is served once that one has been "
-                    f"silent for {self.peer_timeout} s)"
-                )
-            return False
+        if verdict != "new":
+            return verdict == "peer"
         if inst.peer is not None:
             self.throttle.log.warning(
                 f"SITL instance {inst.number} ({inst.peer[0]}:{inst.peer[1]}) silent; new session with "
