@@ -15,18 +15,6 @@ Array = np.ndarray
 _RINGS, _AZIMUTHS = (1.0 / 3.0, 2.0 / 3.0, 1.0), 12
 
 
-def plane_range(scene: Scene, p: Array, direction: Array) -> float:
-    """Distance along the unit ``direction`` from ``p`` to a plane seabed (inf: none, missed,
-    or ``p`` under it)."""
-    plane = scene.plane
-    if plane is None:
-        return math.inf
-    floor = plane.seafloor
-    h = floor.distance(p)
-    down = -float(floor.normal @ direction)
-    return h / down if h > 0.0 and down > 1e-12 else math.inf
-
-
 def plane_cone_range(scene: Scene, p: Array, axis: Array, half_angle: float) -> float:
     """Nearest point of a plane seabed inside a cone of ``half_angle`` about the unit
     ``axis``: the perpendicular distance if the perpendicular is in the cone, else along the
@@ -63,19 +51,8 @@ class SceneRays:
 
     def cast(self, origins: Array, directions: Array) -> Array:
         """Distance along each unit direction (rows) from each origin to the first surface
-        hit; inf where none is."""
-        origins = np.atleast_2d(np.asarray(origins, dtype=float))
-        directions = np.atleast_2d(np.asarray(directions, dtype=float))
-        origins = np.broadcast_to(origins, directions.shape)
-        out = np.array([plane_range(self.scene, o, d) for o, d in zip(origins, directions, strict=True)])
-        if self._embree is not None:
-            where, rays, _ = self._embree.intersects_location(
-                np.ascontiguousarray(origins), np.ascontiguousarray(directions), multiple_hits=False
-            )
-            if len(rays):
-                distance = np.einsum("ij,ij->i", where - origins[rays], directions[rays])
-                np.minimum.at(out, rays, np.where(distance >= 0.0, distance, np.inf))
-        return out
+        hit; inf where none is (``trace``'s distances)."""
+        return self.trace(origins, directions)[0]
 
     def hits(self, origins: Array, directions: Array) -> tuple[Array, Array]:
         """Distance along each unit direction (rows) to the first surface hit (inf where none
