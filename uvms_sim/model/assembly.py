@@ -296,6 +296,8 @@ def _initial_configuration(
 
 def _check_mass_matrix(model: Model, top: Cursor) -> None:
     """The joint-space inertia must be positive definite, or ABA divides by zero."""
+    if model.nv == 0:  # nothing moves (fixed bodies only)
+        return
     M = crba(model, model.create_data(), model.neutral())
     ev = np.linalg.eigvalsh(M)
     if not ev.min() > 1e-12 * max(1.0, ev.max()):
