@@ -432,9 +432,10 @@ def test_objects_added_placed_and_removed_at_run_time(tmp_path):
         depths.append(_object_state(sim, "pebble")[0][2])
     assert np.allclose(depths, 1.0 - 0.02, atol=1e-3)
     nq = sim.model.nq
-    for bad in ({"name": "pebble", "shape": "sphere", "size": [0.02], "mass": 1.0},
-                {"name": "x", "shape": "sphere", "size": [0.02], "mass": math.nan},
-                {"name": "y", "shape": "sphere", "size": [0.1], "mass": 1.0, "xyz": [0.3, 0, 0.95]}):  # fmt: skip
+    taken = {"name": "pebble", "shape": "sphere", "size": [0.02], "mass": 1.0}
+    not_a_number = {"name": "x", "shape": "sphere", "size": [0.02], "mass": math.nan}
+    in_the_seabed = {"name": "y", "shape": "sphere", "size": [0.1], "mass": 1.0, "xyz": [0.3, 0, 0.95]}
+    for bad in (taken, not_a_number, in_the_seabed):
         with pytest.raises(ValueError):
             sim.add_object(bad)
         assert sim.model.nq == nq

@@ -42,8 +42,8 @@ from .log import logger
 from .model.crba import crba
 from .model.kinematics import check_finite, placements
 from .model.model import Model
-from .model.yaml_source import ConfigError
 from .model.system import System
+from .model.yaml_source import ConfigError
 from .scene import ContactLaw
 from .spatial import Array
 from .tether.properties import TetherSpec
