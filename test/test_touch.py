@@ -463,3 +463,44 @@ def test_objects_round_trip_through_the_written_description(tmp_path):
         assert a.name == b.name and a.mass == pytest.approx(b.mass)
         np.testing.assert_allclose(a.inertia, b.inertia, atol=1e-12)
     np.testing.assert_allclose(system.model.M_A, again.model.M_A, atol=1e-12)
+
+
+def test_jaws_closing_on_nothing_stop_at_each_other(tmp_path):
+    """Link against link of two branches (the jaws, children of one palm): closed on nothing,
+    they meet and rest against each other, pressed by their 30 N: each moves 3.1 cm (inner
+    faces 6.2 cm apart at first) and half the springs' 30 N / k more (they press into each other)."""
+    sim = Simulator.from_system(_system(tmp_path, GRIP.split("  objects:", maxsplit=1)[0]))
+    m = sim.model
+    left, right = m.idx_v[m.body_index("jaw_left")], m.idx_v[m.body_index("jaw_right")]
+    tau = np.zeros(m.nv)
+    tau[left], tau[right] = 30.0, -30.0
+    sim.set_generalized_forces(tau)
+    sim.advance(DT, 1000)
+    q = sim.state.q
+    assert q[m.idx_q[m.body_index("jaw_left")]] == pytest.approx(0.031 + 0.5 * 30.0 / 5.0e4, abs=2e-5)
+    assert q[m.idx_q[m.body_index("jaw_right")]] == pytest.approx(-0.031 - 0.5 * 30.0 / 5.0e4, abs=2e-5)
+    assert abs(sim.state.v[left]) < 1e-4
+
+
+def test_a_box_rests_on_a_box_on_a_fixed_structure(tmp_path):
+    """Object on object on a bolted structure (a vehicle with base: fixed placed by its
+    initial_pose): the stack rests where the sizes and the springs put it."""
+    text = """
+vehicles:
+  - name: table
+    base: fixed
+    initial_pose: {position: [1.0, 0.0, 5.0]}
+    links: [{name: top, collision: [{box: [1.0, 1.0, 0.1]}]}]
+scene:
+  contact: {stiffness: 1.0e5, restitution: 0.0}
+  objects:
+    - {name: lower, shape: box, size: [0.4, 0.4, 0.2], density: 2000.0, xyz: [1.0, 0.0, 4.849]}
+    - {name: upper, shape: box, size: [0.2, 0.2, 0.1], density: 2000.0, xyz: [1.0, 0.0, 4.6985]}
+"""
+    sim = Simulator.from_system(_system(tmp_path, text))
+    sim.advance(DT, 3000)
+    lower, upper = _object_state(sim, "lower")[0], _object_state(sim, "upper")[0]
+    w_upper = 1000.0 * G * 0.2 * 0.2 * 0.1  # (2000 - 1000) kg/m^3 x volume x g
+    w_lower = 1000.0 * G * 0.4 * 0.4 * 0.2
+    assert lower[2] == pytest.approx(5.0 - 0.05 - 0.1 + (w_lower + w_upper) / 1.0e5, abs=1e-5)
+    assert upper[2] == pytest.approx(lower[2] - 0.1 - 0.05 + w_upper / 1.0e5, abs=1e-5)

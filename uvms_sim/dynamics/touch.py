@@ -100,6 +100,9 @@ class Touch:
         self.between_reach = radius[self.between_i] + radius[self.between_j] + margin
         mass = model.mass + np.trace(model.M_A[:, :3, :3], axis1=1, axis2=2) / 3.0
         self.mass = np.maximum(mass, 1e-6)
+        for i in range(model.nbodies):  # a body bolted to the world (no joint on its way moves)
+            if all(model.joints[k].nv == 0 for k in (i, *self._ancestors(i))):
+                self.mass[i] = np.inf
         self.zeta = damping_ratio(law.restitution)
         self.rows: list[_Row] = []
         self.data = model.create_data()
@@ -217,6 +220,7 @@ class Touch:
             a = self.moving[i][0]
             b = self.moving[j][0] if j >= 0 else -1
             m = self.mass[a] if b < 0 else 1.0 / (1.0 / self.mass[a] + 1.0 / self.mass[b])
+            m = m if np.isfinite(m) else 0.0  # (two bodies bolted to the world: no force moves them)
             previous = old.get(pair, [])
             pair_rows: list[Array] = []
             for pa, pb, normal in points:

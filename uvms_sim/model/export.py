@@ -215,6 +215,9 @@ def system_to_dict(system: System) -> dict:
         entry: dict = {"name": veh.name}
         if model.parents[r] < 0 and model.joints[r].type == "fixed":
             entry["base"] = "fixed"
+            root = model.bodies[r]
+            if np.any(root.origin_xyz) or np.any(root.origin_rpy):  # where it is bolted
+                entry["initial_pose"] = {"position": _vec(root.origin_xyz), "rpy": _vec(root.origin_rpy)}
         entry["links"] = [_link_entry(model.bodies[i]) for i in idx]
         joints = [_joint_entry(model, i) for i in idx if i != r]
         if joints:
