@@ -310,8 +310,8 @@ def read_vehicle(cur: Cursor, base_dir: Path, index: int) -> VehicleSpec:
 
 
 def _sensor(cur: Cursor, prefix: str, links: set[str], root: str) -> SensorSpec:
-    """``{type: imu|pressure|magnetometer|altimeter|dvl, name, link, position, rpy, rate, noise,
-    <parameters>}`` (``model.sensor_specs``)."""
+    """``{type: imu|pressure|magnetometer|altimeter|dvl|camera|imaging_sonar, name, link,
+    position, rpy, rate, noise, <parameters>}`` (``model.sensor_specs``)."""
     cur.mapping(("type",), optional=cur.keys())
     kind = cur["type"].choice(tuple(SENSOR_DEFAULTS))
     cur.mapping(

@@ -39,6 +39,11 @@ DEG = math.pi / 180.0
 #   term accuracy 1.01 %; the per-beam velocity noise of 2 mm/s is this project's choice).
 # camera: Blue Robotics Low-Light HD USB camera (80 degrees across under water) at 640 x 480,
 #   15 frames/s; its tilt (rad, about its y axis, + up) is the BlueROV2's camera mount's.
+# imaging_sonar: Blueprint Subsea Oculus M750d data sheet, its 750 kHz mode (130 x 20 degree
+#   field of view, 512 beams, ranges to 120 m, range resolution 4 mm, up to 40 pings/s; the
+#   1.2 MHz mode: 70 x 12 degrees, to 40 m), the -3 dB azimuth beam width of that mode (1
+#   degree; 0.6 at 1.2 MHz); this project's choices: 10 pings/s at a 20 m range setting in 2 cm
+#   bins (1000 ranges), a noise floor of 2 % of full scale.
 DEFAULTS: dict[str, dict[str, float]] = {
     "imu": {
         "rate": 100.0,
@@ -75,6 +80,19 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "tilt": 0.0,  # rad, at start
         "max_tilt": 45.0 * DEG,  # rad, either way
     },
+    "imaging_sonar": {
+        "rate": 10.0,  # pings/s
+        "frequency": 750e3,  # Hz
+        "hfov": 130.0 * DEG,  # rad, across the fan
+        "vfov": 20.0 * DEG,  # rad, the vertical aperture (-3 dB)
+        "beams": 512.0,
+        "beam_width": 1.0 * DEG,  # rad, -3 dB width of a beam across the fan
+        "max_range": 20.0,  # m, the range setting
+        "range_resolution": 0.02,  # m, the range bins
+        "gain": 1.0,  # full scale: a surface filling a beam at normal incidence
+        "tvg": 1.0,  # fraction (0-1) of the spreading and absorption losses the gain makes up
+        "noise": 0.02,  # of full scale: the noise floor (with Rayleigh speckle)
+    },
     "dvl": {
         "rate": 10.0,
         "beam_angle": 22.5 * DEG,  # rad, of each beam from the DVL's axis
@@ -94,9 +112,10 @@ NOISE_KEYS: dict[str, tuple[str, ...]] = {
     "altimeter": ("noise",),
     "dvl": ("velocity_noise",),
     "camera": ("pixel_noise",),
+    "imaging_sonar": ("noise",),
 }  # fmt: skip
 MAIN_NOISE = {"pressure": "noise", "magnetometer": "noise", "altimeter": "noise", "dvl": "velocity_noise",
-              "camera": "pixel_noise"}  # fmt: skip
+              "camera": "pixel_noise", "imaging_sonar": "noise"}  # fmt: skip
 MAX_NOISE = 1.0e6  # in the parameter's unit: beyond this no reading would mean anything
 MAX_RATE = 10_000.0  # Hz
 MAX_OFFSET = 100.0  # m: a sensor this far from its link is a slip
@@ -120,9 +139,16 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "hfov": (0.0, math.pi, True, True),  # rad
     "tilt": (-math.pi / 2, math.pi / 2, False, False),  # rad, + up
     "max_tilt": (0.0, math.pi / 2, False, False),
+    "frequency": (1.0e3, 1.0e7, False, False),  # Hz
+    "vfov": (0.0, math.pi, True, True),  # rad
+    "beams": (1.0, 4096.0, False, False),
+    "range_resolution": (1.0e-3, MAX_RANGE, False, False),  # m
+    "gain": (0.0, 1.0e6, True, False),
+    "tvg": (0.0, 1.0, False, False),
 }
+MAX_SONAR_SAMPLES = 1 << 22  # beams x range bins of one ping: 4 MB of 8-bit samples
 MIN_RESOLUTION = 1.0e-3  # Pa: a finer step (1e-320) is a slip that would divide by almost nothing
-ANGLES = {"inclination", "declination", "beam_width", "beam_angle", "hfov", "tilt", "max_tilt"}
+ANGLES = {"inclination", "declination", "beam_width", "beam_angle", "hfov", "vfov", "tilt", "max_tilt"}
 
 
 def check_value(kind: str, key: str, value: float) -> str | None:
@@ -146,6 +172,20 @@ def check_pair(values: dict[str, float]) -> tuple[str, str] | None:
     for lo, hi in (("min_range", "max_range"), ("min_altitude", "max_altitude")):
         if lo in values and hi in values and not values[lo] < values[hi]:
             return hi, f"expected more than {lo} ({values[lo]:g}), got {values[hi]:g}"
+    return None
+
+
+def check_sonar(values: dict[str, float]) -> tuple[str, str] | None:
+    """(key, why) when an imaging sonar's beams are not a whole number or its image would be
+    larger than ``MAX_SONAR_SAMPLES``, else None."""
+    if values["beams"] != int(values["beams"]):
+        return "beams", f"expected a whole number of beams, got {values['beams']:g}"
+    bins = math.ceil(values["max_range"] / values["range_resolution"] - 1e-9)
+    if values["beams"] * bins > MAX_SONAR_SAMPLES:
+        return "range_resolution", (
+            f"expected at most {MAX_SONAR_SAMPLES} samples a ping (beams x max_range / range_resolution), "
+            f"got {values['beams']:g} x {bins}"
+        )
     return None
 
 
@@ -189,6 +229,10 @@ class SensorSpec:
                 raise ValueError(
                     f"sensor {self.name}: tilt: expected within max_tilt ({values['max_tilt']:g} rad)"
                 )
+        if self.type == "imaging_sonar":
+            why = check_sonar(values)
+            if why is not None:
+                raise ValueError(f"sensor {self.name}: {why[0]}: {why[1]}")
         object.__setattr__(self, "params", tuple(sorted((k, float(v)) for k, v in values.items())))
         for name in ("position", "rpy"):
             vector = np.array(getattr(self, name), dtype=float).reshape(3)

@@ -98,7 +98,8 @@ one description each vehicle's topics are under ``<vehicle>/``):
   N per segment from the reel) and ``tether/<name>/length`` (std_msgs/Float64, m); with waves
   ``waves/elevation`` (std_msgs/Float64MultiArray, m above the mean surface over each vehicle);
   with cameras in the description ``camera/<name>/image_raw``, ``camera_info`` and ``depth``
-  (``uvms_sim.ros.camera_topics``; in: ``camera/<name>/tilt``).
+  (``uvms_sim.ros.camera_topics``; in: ``camera/<name>/tilt``); with imaging sonars
+  ``sensors/<name>`` (marine_acoustic_msgs/ProjectedSonarImage, ``uvms_sim.ros.sonar_topics``).
 - a Reach Alpha 5's controllers (``uvms_sim.ros.arm_controllers``):
   ``joint_trajectory_controller/follow_joint_trajectory`` (control_msgs/FollowJointTrajectory),
   ``joint_trajectory_controller/joint_trajectory``, ``joint_trajectory_controller/controller_state``,
@@ -264,6 +265,14 @@ class SimulatorNode(Node):
         self.estimators: dict[str, Estimator] = {}
         if any(v.sensors for v in self.system.vehicles):
             self._sensors(int(get("sensor_seed")), bool(get("sensor_noise")), get("frame_prefix"))
+        self.sonars = None
+        if any(s.type == "imaging_sonar" for v in self.system.vehicles for s in v.sensors):
+            from .sonar_topics import SonarTopics
+
+            self.sonars = SonarTopics(
+                self, self.sim, self.system, self.lock, get("frame_prefix"), self.tf_names,
+                bool(get("sensor_noise")), int(get("sensor_seed")),
+            )  # fmt: skip
         self.publish_static()
         self._views(get)
         self.cameras = None
@@ -476,9 +485,9 @@ class SimulatorNode(Node):
             self.stop_event.set()
             if self.thread.is_alive() and threading.current_thread() is not self.thread:
                 self.thread.join(timeout=5.0)
-        cameras = getattr(self, "cameras", None)
-        if cameras is not None:
-            cameras.close()
+        for views in (getattr(self, "cameras", None), getattr(self, "sonars", None)):
+            if views is not None:
+                views.close()
         for server in getattr(self, "ping_servers", []):
             server.close()
         view = getattr(self, "view", None)
@@ -731,6 +740,8 @@ class SimulatorNode(Node):
                 )
         if self.sensor_topics is not None:
             out += self.sensor_topics.static_transforms(stamp)
+        if self.sonars is not None:
+            out += self.sonars.static_transforms(stamp)
         self.tf_static_pub.publish(TFMessage(transforms=out))
 
     def publish_state(self) -> None:

@@ -8,8 +8,8 @@ the half-power angle. Each ray that meets a surface at range ``r`` returns its w
 length ``c tau / 2`` from ``r`` on; a sample holds the returns that cover its range. The
 devices' time-varied gain compensates the spreading and absorption losses, so the envelope of
 a surface filling the beam at normal incidence is one whatever its range. ``quantise`` scales
-by the gain, adds Rayleigh speckle (the envelope of many scatterers, multiplied) and a noise
-floor, and gives the 8-bit samples the devices send.
+by the gain, adds a noise floor, speckles both (Rayleigh: the envelope of many scatterers and
+of the noise) and gives the 8-bit samples the devices send.
 """
 
 from __future__ import annotations
@@ -42,6 +42,14 @@ def beam_rays(R: Array, half_h: float, half_v: float, n_h: int, n_v: int) -> tup
     return local @ np.asarray(R).T, weight / weight.sum()
 
 
+def lambert(normal: Array, directions: Array) -> Array:
+    """Lambert's law for a rough surface (Urick 1983, section 8.9), per ray: the echo of a ray
+    of unit weight that meets a surface of unit ``normal`` (rows) along the unit ``directions``
+    is ``|cos(incidence)|`` (the backscattering strength's cos^2 times the area a ray of fixed
+    solid angle covers, which grows as 1 / cos)."""
+    return np.abs(np.einsum("ij,ij->i", normal, directions))
+
+
 def envelope(
     rays: SceneRays,
     p: Array,
@@ -60,7 +68,7 @@ def envelope(
     if not hit.any():
         return np.zeros(n)
     d = distance[hit] - start
-    strength = weights[hit] * np.abs(np.einsum("ij,ij->i", normal[hit], directions[hit]))
+    strength = weights[hit] * lambert(normal[hit], directions[hit])
     first = np.floor(d / sample).astype(np.int64)
     last = np.floor((d + max(pulse, sample) - 1e-9) / sample).astype(np.int64)
     inside = (first < n) & (last >= 0)
@@ -72,10 +80,22 @@ def envelope(
 
 
 def quantise(echo: Array, gain: float, noise: float, rng: np.random.Generator | None) -> Array:
-    """8-bit samples: ``255 gain echo`` with Rayleigh speckle (mean one) and a noise floor of
-    ``noise`` (fraction of full scale) when ``rng`` is given, clipped to 0-255."""
-    value = gain * echo
+    """8-bit samples (of ``echo``'s shape): ``255 gain echo`` clipped to 0-255; when ``rng`` is
+    given, with Rayleigh speckle and a noise floor of ``noise`` (fraction of full scale). The
+    echo of many scatterers and the receiver's noise are each a circular complex Gaussian, so
+    their sum's envelope is Rayleigh with the mean ``sqrt(echo^2 + noise^2)``: one draw a
+    sample, in single precision by inversion, ``sigma sqrt(-2 ln u)`` with u uniform on (0, 1]
+    (a sonar image holds half a million samples)."""
+    value = np.asarray(echo, dtype=np.float32) * np.float32(255.0 * gain)
     if rng is not None:
-        speckle = rng.rayleigh(math.sqrt(2.0 / math.pi), len(echo))  # mean one
-        value = value * speckle + noise * np.abs(rng.standard_normal(len(echo)))
-    return np.clip(np.rint(255.0 * value), 0, 255).astype(np.uint8)
+        np.square(value, out=value)
+        value += np.float32((255.0 * noise) ** 2)
+        np.sqrt(value, out=value)
+        u = rng.random(value.shape, dtype=np.float32)
+        np.subtract(np.float32(1.0), u, out=u)  # (0, 1]
+        np.log(u, out=u)
+        u *= np.float32(-4.0 / math.pi)  # sigma^2 = 2 / pi: mean one
+        np.sqrt(u, out=u)
+        value *= u
+    np.rint(value, out=value)
+    return np.clip(value, 0, 255, out=value).astype(np.uint8)
