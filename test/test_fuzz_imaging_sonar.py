@@ -1,4 +1,4 @@
-"""Imaging sonar descriptions by a hostile author: 600 * ``FUZZ_SCALE`` descriptions of the
+"""Imaging sonar descriptions by a hostile author: 400 * ``FUZZ_SCALE`` descriptions of the
 BlueROV2 Heavy carrying ``imaging_sonar`` sensors whose keys (``DEFAULTS['imaging_sonar']``,
 ``noise``, ``position``, ``rpy`` and keys of other types) take values of every kind and out of
 every range (NaN, infinities, 0, negative, denormal, huge, texts, lists, mappings, booleans;
@@ -46,7 +46,7 @@ def sonar_line(rng: np.random.Generator) -> str:
                 HOSTILE[int(rng.integers(len(HOSTILE)))] if rng.random() < 0.3 else 0.1 for _ in range(3)
             ]
         fields[key] = value
-    if rng.random() < 0.7:  # most pings kept small enough to sample many
+    if rng.random() < 0.8:  # most pings kept small enough to sample many
         fields.setdefault("beams", int(rng.integers(1, 80)))
         fields.setdefault("max_range", float(rng.uniform(1.0, 30.0)))
         fields.setdefault("range_resolution", 0.1)
@@ -72,7 +72,7 @@ def test_mutated_sonar_descriptions_are_read_or_refused_in_one_line(tmp_path):
     ]
     counts = {"read": 0, "refused": 0}
     pinged = 0
-    n = 600 * SCALE
+    n = 400 * SCALE
     for k in range(n):
         lines = [f"      - {sonar_line(rng)}" for _ in range(int(rng.integers(1, 3)))]
         path = tmp_path / "fuzzed.yaml"
@@ -87,8 +87,8 @@ def test_mutated_sonar_descriptions_are_read_or_refused_in_one_line(tmp_path):
         counts["read"] += 1
         for spec in (s for v in system.vehicles for s in v.sensors if s.type == "imaging_sonar"):
             v = spec.value
-            if v("beams") * math.ceil(v("max_range") / v("range_resolution")) > 200_000 and k % 10:
-                continue  # the largest pings: one in ten
+            if v("beams") * math.ceil(v("max_range") / v("range_resolution")) > 100_000 and k % 20:
+                continue  # the largest pings: one in twenty
             sonar = imaging_sonar_of(spec, rays, np.random.default_rng(k))
             assert np.all(np.isfinite(sonar.beam_directions())) and np.all(np.isfinite(sonar.ranges))
             for R, p in poses[: 1 + k % 3]:

@@ -168,14 +168,16 @@ def test_the_node_publishes_robot_description_and_markers():
         assert any(m.ns == "current" for m in markers)
 
 
-def test_the_rviz_configuration_shows_the_robot_tf_odometry_and_markers():
-    """The shipped RViz configuration parses and names the topics the node publishes; every
+def test_the_rviz_configuration_shows_the_robot_tf_odometry_markers_and_camera():
+    """The shipped RViz configuration parses and names the topics the node publishes (the
+    camera's: a camera named ``front``, as docs/config.md's example); every
     launch file opens it on ``rviz:=true``."""
     config = yaml.safe_load((CONFIG / "rviz" / "uvms_sim.rviz").read_text())
     displays = {d["Class"]: d for d in config["Visualization Manager"]["Displays"]}
     assert displays["rviz_default_plugins/RobotModel"]["Description Topic"]["Value"] == "/robot_description"
     assert displays["rviz_default_plugins/MarkerArray"]["Topic"]["Value"] == "/markers"
     assert displays["rviz_default_plugins/Odometry"]["Topic"]["Value"] == "/odom"
+    assert displays["rviz_default_plugins/Image"]["Topic"]["Value"] == "/camera/front/image_raw"
     assert "rviz_default_plugins/TF" in displays
     assert config["Visualization Manager"]["Global Options"]["Fixed Frame"] == "odom"
     helper = (ROOT / "uvms_sim" / "ros" / "launch.py").read_text()

@@ -229,10 +229,9 @@ class SensorSpec:
                 raise ValueError(
                     f"sensor {self.name}: tilt: expected within max_tilt ({values['max_tilt']:g} rad)"
                 )
-        if self.type == "imaging_sonar":
-            why = check_sonar(values)
-            if why is not None:
-                raise ValueError(f"sensor {self.name}: {why[0]}: {why[1]}")
+        sonar = check_sonar(values) if self.type == "imaging_sonar" else None
+        if sonar is not None:
+            raise ValueError(f"sensor {self.name}: {sonar[0]}: {sonar[1]}")
         object.__setattr__(self, "params", tuple(sorted((k, float(v)) for k, v in values.items())))
         for name in ("position", "rpy"):
             vector = np.array(getattr(self, name), dtype=float).reshape(3)

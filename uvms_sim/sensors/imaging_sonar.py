@@ -77,7 +77,8 @@ def absorption(frequency: float, temperature: float = 10.0, salinity: float = 35
 def pattern(offset: Array, width: float) -> Array:
     """Two-way power pattern of a uniform line aperture at angles ``offset`` (rad) from its
     axis: ``sinc^2``, one half at ``width / 2``."""
-    return np.sinc(HALF_POWER / math.pi * np.asarray(offset) / (0.5 * width)) ** 2
+    half = max(0.5 * width, 1e-12)  # rad: a narrower beam is a pencil all the same
+    return np.sinc(HALF_POWER / math.pi * np.asarray(offset) / half) ** 2
 
 
 def ramps(column: Array, start: Array, extent: Array, strength: Array, n_columns: int, n: int,
