@@ -167,6 +167,31 @@ def test_seabed_fills_its_bins_at_grazing_incidence():
     assert np.all(centre[sonar.ranges < 3.0] == 0.0)  # nothing nearer than the seabed below
 
 
+# RIHS01 type hashes of marine_acoustic_msgs 2.1.0's own definitions (its ROS 2 branch), as
+# rosbags computes them: equal hashes mean the same names, types and constants
+UPSTREAM = {
+    "PingInfo": "RIHS01_6158894db5c1e6738766228704e9b198001f58cf62b02aef41e04ae6a4f50989",
+    "SonarImageData": "RIHS01_50fb28a428282c0c372a897399651836892fa13d8d56cb67bfeffac8803e58f7",
+    "ProjectedSonarImage": "RIHS01_e9d0b934ee8332c9f79e04c361de0793c165b2dee14f2c0d25c3227cd50d46f1",
+}
+
+
+def test_the_shipped_definitions_are_upstreams_field_for_field():
+    from pathlib import Path
+
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    folder = Path(__file__).resolve().parents[1] / "uvms_sim/interfaces/marine_acoustic_msgs/msg"
+    store = get_typestore(Stores.ROS2_JAZZY)
+    types: dict = {}
+    for name in UPSTREAM:
+        types.update(
+            get_types_from_msg((folder / f"{name}.msg").read_text(), f"marine_acoustic_msgs/msg/{name}")
+        )
+    store.register(types)
+    assert {name: store.hash_rihs01(f"marine_acoustic_msgs/msg/{name}") for name in UPSTREAM} == UPSTREAM
+
+
 def test_the_node_publishes_projected_sonar_images(tmp_path):
     """Over DDS: a Heavy with a 64-beam sonar 4.8 m from a wall publishes
     marine_acoustic_msgs/ProjectedSonarImage whose sizes agree (beams x ranges bytes, one
@@ -199,6 +224,8 @@ def test_the_node_publishes_projected_sonar_images(tmp_path):
         latched = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         user.create_subscription(TFMessage, "/tf_static", lambda m: statics.extend(m.transforms), latched)
         assert spin_until(executor, lambda: len(pings) >= 2 and statics, timeout=30)
+        info = user.get_publishers_info_by_topic("/sensors/fls")
+        assert info and str(info[0].topic_type_hash) == UPSTREAM["ProjectedSonarImage"]
     msg = pings[0]
     beams, ranges = 64, 200
     assert msg.header.frame_id == "fls"
