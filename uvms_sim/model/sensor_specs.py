@@ -89,7 +89,7 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "beam_width": 1.0 * DEG,  # rad, -3 dB width of a beam across the fan
         "max_range": 20.0,  # m, the range setting
         "range_resolution": 0.02,  # m, the range bins
-        "gain": 1.0,  # full scale: a surface filling a beam at normal incidence
+        "gain": 1.0,  # of full scale for a return of unit strength in one bin (echo.quantise)
         "tvg": 1.0,  # fraction (0-1) of the spreading and absorption losses the gain makes up
         "noise": 0.02,  # of full scale: the noise floor (with Rayleigh speckle)
     },

@@ -47,7 +47,8 @@ HALF_POWER = 1.3915573  # x where (sin x / x)^2 = 1/2
 SIDE = 3.0  # beam widths either side of a beam's axis summed (the pattern's third side lobe)
 FIRST_NULL = math.pi / HALF_POWER  # half-power half widths to the first null (2.26)
 ROUNDING = 1e-9  # of the strongest return: below it a bin of the ramps is empty
-MAX_AZIMUTHS = 8192  # azimuth rays at most
+MAX_RAYS = 1 << 20  # rays a ping at most
+MAX_WEIGHTS = 1 << 22  # beams x azimuth rays at most
 VERTICAL_STEP = 0.5 * math.pi / 180.0  # rad between the rays over the vertical aperture
 
 
@@ -132,16 +133,18 @@ class ImagingSonar:
         self.azimuths = np.linspace(-0.5 * hfov, 0.5 * hfov, beams) if beams > 1 else np.zeros(1)
         n = max(1, math.ceil(max_range / range_resolution - 1e-9))
         self.ranges = (np.arange(n) + 0.5) * range_resolution
-        # azimuth rays: over the fan and SIDE beam widths beyond (half a turn at most), a quarter
-        # beam width or a beam spacing apart at most (and no more than MAX_AZIMUTHS)
-        reach = min(math.pi, 0.5 * hfov + SIDE * beam_width)
-        spacing = max(min(beam_width / 4.0, hfov / max(beams - 1, 1)), 2.0 * reach / MAX_AZIMUTHS)
-        n_az = 2 * math.ceil(reach / spacing) + 1
-        ray_az = np.linspace(-reach, reach, n_az)
         # vertical rays: the main lobe to its first nulls (up and down at most), VERTICAL_STEP apart
         edge = min(FIRST_NULL * 0.5 * vfov, 0.5 * math.pi)
         n_v = max(3, 2 * math.ceil(edge / VERTICAL_STEP) + 1)
         ray_el = np.linspace(-edge, edge, n_v)
+        # azimuth rays: over the fan and SIDE beam widths beyond (half a turn at most), a quarter
+        # beam width or a beam spacing apart at most; no more than MAX_RAYS rays and MAX_WEIGHTS
+        # beam weights (a description at the limits gets coarser rays, never a larger ping)
+        reach = min(math.pi, 0.5 * hfov + SIDE * beam_width)
+        most = max(3, min(MAX_RAYS // n_v, MAX_WEIGHTS // len(self.azimuths)))
+        spacing = max(min(beam_width / 4.0, hfov / max(beams - 1, 1)), 2.0 * reach / (most - 1))
+        n_az = 2 * math.ceil(reach / spacing - 1e-9) + 1
+        ray_az = np.linspace(-reach, reach, n_az)
         self.d_elevation = ray_el[1] - ray_el[0]
         w_v = pattern(ray_el, vfov)
         self.w_vertical = np.tile(w_v / w_v.sum(), n_az)
@@ -176,8 +179,9 @@ class ImagingSonar:
         return np.where(hit, self.w_vertical * strength, 0.0)
 
     def echo(self, R: Array, p: Array) -> Array:
-        """The image (ranges x beams) without speckle or noise: a surface filling a beam at
-        normal incidence gives one (with ``tvg`` 1)."""
+        """The image (ranges x beams) without speckle or noise. With ``tvg`` 1, a return of unit
+        strength within one bin is one, and a beam's echo of a surface that fills it at normal
+        incidence sums to about one over the ranges it spans."""
         d = self.directions(R)
         distance, normal = self.scene_rays.hits(p, d)
         strength = self.ray_echo(distance, normal, d)
