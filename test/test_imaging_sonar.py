@@ -245,3 +245,69 @@ def test_the_node_publishes_projected_sonar_images(tmp_path):
     R = quat2mat([q.w, q.x, q.y, q.z])  # sonar message axes -> link axes (FRD)
     assert np.allclose(R[:, 2], [1.0, 0.0, 0.0]) and np.allclose(R[:, 0], [0.0, 0.0, -1.0])
     assert frame.transform.translation.x == pytest.approx(0.2)
+
+
+def test_the_fan_shows_the_wall_where_it_is():
+    """The image drawn as its fan seen from above (the browser view's): the wall 5 m ahead is
+    the row 5 m above the sonar (within a bin and a pixel), across the angles it covers."""
+    from uvms_sim.sensors.imaging_sonar import fan, fan_lookup
+
+    sonar = ImagingSonar(wall_scene(), max_range=10.0, range_resolution=0.02)
+    image = sonar.echo(*LEVEL)
+    lookup = fan_lookup(sonar.ranges, sonar.azimuths, 400)
+    picture = fan(image, lookup)
+    height, width = picture.shape
+    scale = 10.0 / height  # m per pixel
+    assert width == 400 and scale * width == pytest.approx(2 * 10.0 * math.sin(65 * DEG), rel=0.01)
+    middle = picture[:, width // 2]
+    row = np.flatnonzero(middle >= 0.5 * middle.max()).max()  # the nearest (lowest) row of the echo
+    assert (height - row - 0.5) * scale == pytest.approx(WALL, abs=0.02 + scale)
+    assert not picture[-1, 0] and not picture[0, 0]  # outside the fan: its corners
+
+
+def test_the_browser_view_shows_the_camera_image_and_the_sonar_fan(tmp_path):
+    """The browser view (Rerun) has a 2D view of each camera's image and each sonar's fan: a
+    recording read back with Rerun's reader holds them as images (JPEG) on ``camera/<name>``
+    and ``sonar/<name>``; and the node, its browser view on, sends both there."""
+    from pathlib import Path
+
+    import rerun as rr
+    from net_helpers import free_tcp_port_pair
+    from ros_helpers import simulator, spin_until
+
+    from uvms_sim.model import load
+    from uvms_sim.viz.rerun_view import RerunView
+
+    heavy = (Path(__file__).resolve().parents[1] / "uvms_sim/config/bluerov2_heavy.yaml").read_text()
+    text = heavy.replace(
+        "      - {type: dvl,",
+        "      - {type: camera, name: front, width: 64, height: 48, rate: 5}\n"
+        "      - {type: imaging_sonar, name: fls, beams: 64, max_range: 10, range_resolution: 0.05,"
+        " rate: 5}\n"
+        "      - {type: dvl,",
+    )
+    path = tmp_path / "heavy_views.yaml"
+    path.write_text(text)
+    view = RerunView(load(path), save=tmp_path / "pictures.rrd")
+    assert view.pictures == ["camera/front", "sonar/fls"]
+    sonar = ImagingSonar(wall_scene(), beams=64, max_range=10.0, range_resolution=0.05)
+    from uvms_sim.sensors.imaging_sonar import fan, fan_lookup
+
+    picture = fan(sonar.ping(*LEVEL), fan_lookup(sonar.ranges, sonar.azimuths, 120))
+    assert view.log_picture("sonar/fls", 0.5, picture)
+    assert view.log_picture("camera/front", 0.5, np.full((48, 64, 3), 90, dtype=np.uint8))
+    assert not view.log_picture("camera/front", 0.6, np.zeros((48, 64, 3), dtype=np.uint8))  # too soon
+    view.close()
+    chunks = rr.chunk.RrdReader(tmp_path / "pictures.rrd").stream().to_chunks()
+    images = {
+        str(c.entity_path)
+        for c in chunks
+        if any("EncodedImage" in f for f in c.to_record_batch().schema.names)
+    }
+    assert {"/camera/front", "/sonar/fls"} <= images, images
+    with simulator(description=str(path), ardusub_frame="none", web_view_port=free_tcp_port_pair()) as (
+        node,
+        _u,
+        ex,
+    ):
+        assert spin_until(ex, lambda: {"camera/front", "sonar/fls"} <= set(node.view.picture_due), timeout=60)

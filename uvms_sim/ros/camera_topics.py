@@ -7,7 +7,8 @@ namespace:
   (sensor_msgs/CameraInfo: K, P, no distortion) and ``camera/<name>/depth`` (sensor_msgs/Image,
   32FC1, metres along the optical axis, NaN where no surface is; REP 118), framed in
   ``<name>_optical`` (x right, y down, z forward), whose transform from the link (with the
-  current tilt) is published on /tf with each image;
+  current tilt) is published on /tf with each image; with the browser view, the image on its
+  ``camera/<name>`` 2D view (``viz.rerun_view``);
 - in: ``camera/<name>/tilt`` (std_msgs/Float64, rad, + up about the camera's y axis: the
   BlueROV2's camera mount), clamped to the camera's ``max_tilt``.
 """
@@ -51,6 +52,7 @@ class CameraTopics:
                     "tilt": spec.value("tilt"),
                     "max_tilt": spec.value("max_tilt"),
                     "frame": prefix + ns + spec.name + "_optical",
+                    "picture": f"camera/{ns}{spec.name}",
                     "image": node.create_publisher(Image, f"{base}/image_raw", 2),
                     "info": node.create_publisher(CameraInfo, f"{base}/camera_info", 2),
                     "depth": node.create_publisher(Image, f"{base}/depth", 2),
@@ -97,6 +99,9 @@ class CameraTopics:
         msg.header.stamp, msg.header.frame_id = stamp, cam["frame"]
         msg.data = image.tobytes()
         cam["image"].publish(msg)
+        view = getattr(self.node, "view", None)
+        if view is not None:  # the browser view (viz.rerun_view)
+            view.log_picture(cam["picture"], t, image)
         d = Image(height=h, width=w, encoding="32FC1", is_bigendian=0, step=4 * w)
         d.header = msg.header
         d.data = depth.tobytes()

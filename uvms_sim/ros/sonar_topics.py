@@ -5,7 +5,8 @@ namespace on ``sensors/<name>`` (marine_acoustic_msgs/ProjectedSonarImage: 8-bit
 one row per range bin, the beams from port to starboard; ``beam_directions`` and ``ranges``
 give the geometry, ``ping_info`` the frequency, sound speed and -3 dB beam widths), framed in
 ``<name>``: marine_acoustic_msgs's sonar frame (x up, y to starboard, z forward along the
-middle of the fan), published on /tf_static under its link.
+middle of the fan), published on /tf_static under its link. With the browser view, each ping's
+fan seen from above on its ``sonar/<name>`` 2D view (``viz.rerun_view``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from marine_acoustic_msgs.msg import PingInfo, ProjectedSonarImage, SonarImageDa
 
 from ..model.kinematics import placements
 from ..scene import SceneRays
-from ..sensors.imaging_sonar import MESSAGE_AXES, SOUND_SPEED, ImagingSonar, imaging_sonar_of
+from ..sensors.imaging_sonar import MESSAGE_AXES, SOUND_SPEED, ImagingSonar, fan, fan_lookup, imaging_sonar_of
 from ..sensors.mount import Mount
 from . import messages
+
+FAN_WIDTH = 480  # pixels across the fan drawn in the browser view
 
 
 def sonar_message(sonar: ImagingSonar) -> ProjectedSonarImage:
@@ -61,6 +64,8 @@ class SonarTopics:
                         "period": 1.0 / spec.rate,
                         "next": 0.0,
                         "frame": prefix + ns + spec.name,
+                        "picture": f"sonar/{ns}{spec.name}",
+                        "fan": fan_lookup(sonar.ranges, sonar.azimuths, FAN_WIDTH),
                         "msg": sonar_message(sonar),
                         "pub": node.create_publisher(ProjectedSonarImage, f"{ns}sensors/{spec.name}", 2),
                     }
@@ -109,6 +114,9 @@ class SonarTopics:
         msg.header.stamp, msg.header.frame_id = self.node.stamp_at(t), s["frame"]
         msg.image.data = image.tobytes()
         s["pub"].publish(msg)
+        view = getattr(self.node, "view", None)
+        if view is not None:  # the browser view (viz.rerun_view): the fan seen from above
+            view.log_picture(s["picture"], t, fan(image, s["fan"]))
 
     def close(self) -> None:
         self.stop_event.set()

@@ -208,6 +208,39 @@ class ImagingSonar:
         return np.column_stack([np.zeros(len(a)), np.sin(a), np.cos(a)])
 
 
+def fan_lookup(ranges: Array, azimuths: Array, width: int) -> tuple[Array, Array]:
+    """How to draw a sonar's image as its fan seen from above (``fan``): for each pixel of a
+    ``width``-wide picture (the sonar at the middle of its bottom edge, forward up, starboard to
+    the right, ``max(ranges)`` to the top edge) the index of the sample (range, beam) it shows,
+    and whether it is inside the fan."""
+    top = float(ranges[-1] + 0.5 * (ranges[1] - ranges[0])) if len(ranges) > 1 else float(2 * ranges[0])
+    half = max(float(np.max(np.abs(azimuths))), 1e-9)
+    across = 2.0 * top * min(1.0, math.sin(half)) if half < 0.5 * math.pi else 2.0 * top
+    height = max(1, round(width * top / max(across, 1e-9)))
+    scale = top / height  # m per pixel
+    v, u = np.mgrid[0:height, 0:width]
+    forward = (height - v - 0.5) * scale
+    right = (u + 0.5 - 0.5 * width) * scale
+    r, a = np.hypot(forward, right), np.arctan2(right, forward)
+    bin_size = float(ranges[1] - ranges[0]) if len(ranges) > 1 else float(2 * ranges[0])
+    i = np.floor(r / bin_size).astype(np.int64)
+    if len(azimuths) > 1:
+        step = float(azimuths[1] - azimuths[0])
+        b = np.rint((a - azimuths[0]) / step).astype(np.int64)
+        inside = (i < len(ranges)) & (a >= azimuths[0] - 0.5 * step) & (a <= azimuths[-1] + 0.5 * step)
+    else:
+        b = np.zeros_like(i)
+        inside = (i < len(ranges)) & (np.abs(a) <= 1e-3)
+    index = np.clip(i, 0, len(ranges) - 1) * len(azimuths) + np.clip(b, 0, len(azimuths) - 1)
+    return index, inside
+
+
+def fan(image: Array, lookup: tuple[Array, Array]) -> Array:
+    """The image (ranges x beams) drawn as its fan (``fan_lookup``): zero outside it."""
+    index, inside = lookup
+    return np.where(inside, image.reshape(-1)[index], 0).astype(image.dtype)
+
+
 # the sonar frame of marine_acoustic_msgs (x up, y to starboard, z forward) in the sonar's axes
 MESSAGE_AXES = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]])
 

@@ -7,7 +7,8 @@ description's, else from its hull, drag cylinder or mass), placed at each frame;
 each thruster as an arrow (``viz.scene.ARROW_SCALE`` m per newton, green forward, red reverse);
 each vehicle's path as a trail (the last ``TRAIL_POINTS`` places, one every ``TRAIL_STEP`` m);
 the world's planes (``viz.scene.world_planes``: the water surface and the seabeds, drawn by
-``draw_world``); and time plots of each vehicle's depth and of the thrusts. The 3D space is the
+``draw_world``); time plots of each vehicle's depth and of the thrusts; and the image of each
+camera and the fan of each imaging sonar (``log_picture``), a 2D view each. The 3D space is the
 ROS world frame (``odom``: ENU, z up); the timeline ``sim`` is simulated time. Two 3D views,
 as tabs: ``world`` (a camera fixed in the world: the vehicle moves through it) and ``vehicle``
 (a chase camera fixed to the first vehicle: the world moves around it); ``camera`` picks the
@@ -60,6 +61,8 @@ PLANE_COLORS = {
 GRID_COLORS = {"surface": (120, 180, 240, 90), "seabed": (90, 75, 50, 255)}
 SERVER_MEMORY = "32MiB"  # what Rerun's gRPC server keeps for a browser that connects late
 CAMERAS = ("world", "vehicle")
+PICTURE_RATE = 4.0  # Hz: camera images and sonar fans a wall-clock second, at most, each
+JPEG_QUALITY = 80
 LOOPBACK = "127.0.0.1"
 BACKEND_START = 10.0  # s: for Rerun's gRPC server to listen
 
@@ -78,6 +81,19 @@ def check_camera(camera: str) -> str:
     if camera not in CAMERAS:
         raise ValueError(f"browser view: camera {camera!r}: expected {' or '.join(CAMERAS)}")
     return camera
+
+
+def picture_paths(system: System) -> list[str]:
+    """Where the cameras' images and the imaging sonars' fans are logged: ``camera/<name>`` and
+    ``sonar/<name>`` (under the vehicle's name when there are several), one 2D view each."""
+    many = len(system.vehicles) > 1
+    kinds = {"camera": "camera", "imaging_sonar": "sonar"}
+    return [
+        f"{kinds[s.type]}/{v.name + '/' if many else ''}{s.name}"
+        for v in system.vehicles
+        for s in v.sensors
+        if s.type in kinds
+    ]
 
 
 def _rgba(v: Visual) -> list[int]:
@@ -179,6 +195,8 @@ class RerunView:
         self.root_index = [system.model.body_index(v.root) for v in system.vehicles]
         self.trails = [Trail(f"world/trail/{v.name}") for v in system.vehicles]
         self.front: WebFront | None = None
+        self.pictures = picture_paths(system)
+        self.picture_due: dict[str, float] = {}
         # the SDK sends what was logged every FLUSH_TICK: one chunk per entity for a few frames
         # rather than one per frame (the viewer's cost is per chunk; module doc)
         batcher = rr.ChunkBatcherConfig(flush_tick=FLUSH_TICK)
@@ -265,6 +283,7 @@ class RerunView:
             position=[-1.6, 1.1, -0.7], look_target=[0.0, 0.0, 0.0], eye_up=[0.0, 0.0, -1.0]
         )
         chase_origin = f"world/{self.roots[0]}" if self.roots else "world"
+        pictures = [rrb.Spatial2DView(origin=path, name=path) for path in self.pictures]
         views = rrb.Tabs(
             rrb.Spatial3DView(origin="world", contents="/world/**", name="world", eye_controls=world_eye),
             rrb.Spatial3DView(
@@ -276,6 +295,7 @@ class RerunView:
             rrb.Horizontal(
                 views,
                 rrb.Vertical(
+                    *pictures,
                     rrb.TimeSeriesView(origin="plots/depth", name="depth (m)"),
                     rrb.TimeSeriesView(origin="plots/thrust", name="thrust (N)"),
                 ),
@@ -348,6 +368,19 @@ class RerunView:
             rec.log(f"plots/depth/{v.name}", rr.Scalars(float(-frame.p[root][2])))
             trail.add(rec, t, frame.p[root])
         self._log_water(frame)
+
+    def log_picture(self, path: str, t: float, picture: np.ndarray) -> bool:
+        """A camera's image (H x W x 3) or a sonar's fan (H x W, ``sensors.imaging_sonar.fan``)
+        at simulated time ``t`` on ``path`` (``picture_paths``), at most ``PICTURE_RATE`` a
+        wall-clock second each (JPEG); whether it was logged. Called from the sensors' threads."""
+        now = time.monotonic()
+        if now < self.picture_due.get(path, 0.0):
+            return False
+        self.picture_due[path] = now + 1.0 / PICTURE_RATE
+        rr, rec = self.rr, self.rec
+        rec.set_time("sim", duration=float(t))  # per thread: the sensors' own
+        rec.log(path, rr.Image(picture).compress(jpeg_quality=JPEG_QUALITY))
+        return True
 
     def _log_water(self, frame: Frame) -> None:
         """The tethers (line strips, and their tension plotted) and the wave surface (a mesh)."""
