@@ -1,5 +1,6 @@
 """The imaging sonars a description declares (``vehicles[].sensors``, type ``imaging_sonar``:
-``uvms_sim.sensors.imaging_sonar``), pinged on a thread of their own at their rate of simulated
+``uvms_sim.sensors.imaging_sonar``; the scene and the other bodies where they are,
+``sensors.body_rays``), pinged on a thread of their own at their rate of simulated
 time (as fast as the machine allows when it cannot keep up) and published under the vehicle's
 namespace on ``sensors/<name>`` (marine_acoustic_msgs/ProjectedSonarImage: 8-bit intensities,
 one row per range bin, the beams from port to starboard; ``beam_directions`` and ``ranges``
@@ -19,6 +20,7 @@ from marine_acoustic_msgs.msg import PingInfo, ProjectedSonarImage, SonarImageDa
 
 from ..model.kinematics import placements
 from ..scene import SceneRays
+from ..sensors.body_rays import BodyRays
 from ..sensors.imaging_sonar import MESSAGE_AXES, SOUND_SPEED, ImagingSonar, fan, fan_lookup, imaging_sonar_of
 from ..sensors.mount import Mount
 from . import messages
@@ -56,11 +58,14 @@ class SonarTopics:
                 if spec.type != "imaging_sonar":
                     continue
                 rng = np.random.default_rng([seed, 2000 + len(self.sonars)]) if noise else None
-                sonar = imaging_sonar_of(spec, rays, rng)
+                link = sim.model.body_index(spec.link)
+                seen = BodyRays(rays, sim.model, skip={link})  # the bodies, but the one it sits in
+                sonar = imaging_sonar_of(spec, seen, rng)
                 self.sonars.append(
                     {
                         "sonar": sonar,
-                        "mount": Mount.of(spec, sim.model.body_index(spec.link)),
+                        "mount": Mount.of(spec, link),
+                        "rays": seen,
                         "period": 1.0 / spec.rate,
                         "next": 0.0,
                         "frame": prefix + ns + spec.name,
@@ -109,6 +114,7 @@ class SonarTopics:
 
     def publish(self, s: dict, t: float) -> None:
         R, p = s["mount"].world(self.data)
+        s["rays"].place(self.data.R_world, self.data.p_world)
         image = s["sonar"].ping(R, p)
         msg = s["msg"]
         msg.header.stamp, msg.header.frame_id = self.node.stamp_at(t), s["frame"]

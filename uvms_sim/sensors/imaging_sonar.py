@@ -1,6 +1,7 @@
 """A multibeam forward-looking imaging sonar (Oculus M750d class): a fan of ``beams`` beams
 across ``hfov``, each ``beam_width`` wide (-3 dB) and ``vfov`` high, its echoes in range bins of
-``range_resolution`` out to ``max_range``, from the scene (``scene.SceneRays``).
+``range_resolution`` out to ``max_range``, from the scene (``scene.SceneRays``) and, given
+``sensors.body_rays.BodyRays``, the bodies where they are (other vehicles, arms, objects).
 
 Rays are fanned over the azimuths (a quarter of a beam width apart at most, over the fan and
 the side lobes beyond it) and, at each, over the vertical aperture. A ray that meets a surface
@@ -39,6 +40,7 @@ import numpy as np
 from scipy import sparse
 
 from ..scene import SceneRays
+from .body_rays import BodyRays
 from .echo import lambert, quantise
 
 Array = np.ndarray
@@ -112,7 +114,7 @@ class ImagingSonar:
 
     def __init__(
         self,
-        rays: SceneRays,
+        rays: SceneRays | BodyRays,
         hfov: float = 130.0 * math.pi / 180.0,
         vfov: float = 20.0 * math.pi / 180.0,
         beams: int = 512,
@@ -183,7 +185,7 @@ class ImagingSonar:
         strength within one bin is one, and a beam's echo of a surface that fills it at normal
         incidence sums to about one over the ranges it spans."""
         d = self.directions(R)
-        distance, normal = self.scene_rays.hits(p, d)
+        distance, normal, _ = self.scene_rays.trace(p, d)
         strength = self.ray_echo(distance, normal, d)
         ok = np.flatnonzero(strength > 0.0)
         n = len(self.ranges)
@@ -245,7 +247,7 @@ def fan(image: Array, lookup: tuple[Array, Array]) -> Array:
 MESSAGE_AXES = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]])
 
 
-def imaging_sonar_of(spec, rays: SceneRays, rng: np.random.Generator | None) -> ImagingSonar:
+def imaging_sonar_of(spec, rays: SceneRays | BodyRays, rng: np.random.Generator | None) -> ImagingSonar:
     """The imaging sonar a description declares (``model.sensor_specs``: type
     ``imaging_sonar``)."""
     v = spec.value
