@@ -32,6 +32,7 @@ RUNTIME = [
     "trimesh>=4.5,<6",  # the scene's meshes (uvms_sim.scene)
     "embreex>=4.3,<5",  # rays cast into the scene (Embree, through trimesh)
     "coal>=3.0,<4",  # collision detection for contacts (uvms_sim.scene.collision)
+    "av>=18.1,<19",  # the camera's H.264/RTP video (uvms_sim.viz.video): FFmpeg with libx264
 ]
 ROS_WHEELS = [
     "ros-rclpy[fastrtps]>=9.1",

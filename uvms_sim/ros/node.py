@@ -57,6 +57,18 @@ set) is checked whole before any is applied: all or none.
   (``uvms_sim.ros.ping``, ``uvms_sim.hil.ping_devices``) for ping-viewer, BlueOS, the
   ping360_sonar driver or ``bluerobotics-ping``, their echoes from the scene (docs/ping.md);
   the web view's port must then be another one than 9090.
+- ``video_port`` (0: off; QGroundControl's default is 5600), ``video_host`` (``127.0.0.1``):
+  one camera's images as H.264 over RTP to ``video_host:video_port``, where QGroundControl's
+  "UDP h.264 Video Stream" (or BlueOS's, GStreamer's, FFmpeg's) receives it
+  (``uvms_sim.viz.video``): the camera ``video_camera`` (``""``: the first one a description
+  declares; or ``<name>``, ``<vehicle>/<name>``); its SDP is written to ``video_sdp`` (``""``:
+  ``uvms_sim_video_<port>.sdp`` in the temporary directory), logged at start. The default
+  host is this machine only; a ground station's address sends the images out on the network.
+- ``mount_tilt_servo`` (10), ``lights_servo`` (9), ``mount_tilt_pwm`` ([1100, 1900] us): with
+  ArduSub SITL, the servo outputs that drive the cameras' tilt and the lights (ArduSub's
+  defaults in SITL and on a Pixhawk; 16 and 13 on a Navigator; 0: none) and the tilt servo's
+  PWM at -max_tilt and +max_tilt (``uvms_sim.actuators.camera_mount``: set ArduSub's
+  MNT1_PITCH_MIN/MAX to the camera's -max_tilt/+max_tilt in degrees).
 - ``sitl_port`` (0: off; ArduPilot's is 9002), ``sitl_bind`` (``127.0.0.1``): be the physics
   of a real ArduSub SITL (``uvms_sim.hil.sitl_json``; with several vehicles with thrusters,
   one SITL instance per vehicle, instance k on ``sitl_port + 10 k`` as ``sim_vehicle.py -I k``
@@ -114,9 +126,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import ipaddress
 import logging
+import os
 import signal
 import sys
+import tempfile
 import threading
 from functools import partial
 
@@ -272,8 +287,12 @@ class SimulatorNode(Node):
 
             self.cameras = CameraTopics(
                 self, self.sim, self.system, self.lock, get("frame_prefix"), self.tf_names,
-                bool(get("sensor_noise")), int(get("sensor_seed")),
+                bool(get("sensor_noise")), int(get("sensor_seed")), video=self._video_parameters(get),
+                mount=(int(get("mount_tilt_servo")), int(get("lights_servo")), tuple(get("mount_tilt_pwm"))),
+                servo_outputs=self.sitl.servo_outputs if self.sitl is not None else None,
             )  # fmt: skip
+        elif self._video_parameters(get) is not None:
+            raise ValueError("parameter video_port: the description declares no camera to stream")
         from .ping import ping_servers
 
         self.ping_servers = ping_servers(
@@ -285,6 +304,30 @@ class SimulatorNode(Node):
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.run_physics, name="uvms_sim_physics", daemon=True)
         self.thread.start()
+
+    def _video_parameters(self, get) -> dict | None:
+        """The video stream's parameters (``video_*``) checked, or None when it is off;
+        ValueError in one line for a port this node listens on itself (on loopback) or an SDP
+        path in no directory."""
+        port = int(get("video_port"))
+        if not port:
+            return None
+        host = get("video_host")
+        web = int(get("web_view_port"))
+        own = {"sitl_port": int(get("sitl_port")), "ping1d_port": int(get("ping1d_port")),
+               "ping360_port": int(get("ping360_port")), "web_view_port": web,
+               "web_view_port + 1 (the browser view's data)": web + 1 if web else 0}  # fmt: skip
+        if ipaddress.ip_address(host).is_loopback:
+            for name, taken in own.items():
+                if taken == port:
+                    raise ValueError(
+                        f"parameter video_port: {port} is this node's own {name}: the video would go into it"
+                    )
+        path = get("video_sdp") or os.path.join(tempfile.gettempdir(), f"uvms_sim_video_{port}.sdp")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise ValueError(f"parameter video_sdp: {path!r} is in no directory ({folder!r} does not exist)")
+        return {"camera": get("video_camera"), "host": host, "port": port, "sdp": path}
 
     def _joint_actuators(self) -> JointMotors | JointServos | None:
         """The 1-DOF joints' actuators: a Reach Alpha 5's firmware servos
@@ -445,6 +488,12 @@ class SimulatorNode(Node):
         r = self.rates
         world = f"{self.world_frame} -> " if self.world_frame else ""
         view = f"; browser view at {self.view.page}{self.view.exposure}" if self.view is not None else ""
+        cameras = getattr(self, "cameras", None)
+        if cameras is not None and cameras.video is not None and cameras.video_camera is not None:
+            video = cameras.video
+            where = "" if ipaddress.ip_address(video.host).is_loopback else " (out on the network)"
+            camera = cameras.video_camera["name"]
+            view += f"; video of camera {camera} to {video.host}:{video.port}{where}, SDP {video.sdp_path}"
         clock = f"simulated time (/clock at {r['clock_rate']:g} Hz)" if self.sim_time else "wall-clock time"
         rtf = self.loop.real_time_factor
         pace = "as fast as possible" if rtf == 0 else f"real-time factor {rtf:g}"
