@@ -18,6 +18,11 @@ as ArduSub's mount angles count it). Images follow
 ROS's optical frame: u (columns) along y, v (rows) along z, pixel centres at whole numbers,
 ``u = fx y / x + cx``, ``v = fy z / x + cy`` (sensor_msgs/CameraInfo's K). The depth image is
 the distance along the optical axis (REP 118: metres, NaN where no surface is).
+
+Speed: ``render`` runs compiled (``camera_kernels``), Embree asked only for the rays that can
+meet a triangle; ``render_plainly`` is the same in plain numpy, the reference it is tested
+against (the same image, bit for bit, in the tests' scenes). docs/performance.md has the
+frames per second.
 """
 
 from __future__ import annotations
@@ -138,6 +143,20 @@ class Camera:
         image, depth = self._frame.render(world, np.asarray(p, dtype=float))
         return image.reshape(h, w, 3), depth.reshape(h, w)
 
+    def render_plainly(self, R: Array, p: Array, tilt: float = 0.0) -> tuple[Array, Array]:
+        """``render`` written plainly in numpy over ``radiance`` (every ray through
+        ``SceneRays.trace``): the reference the compiled ``render`` is tested against, the same
+        image and noise for the same generator state, about ten times slower."""
+        rgb, distance = self.radiance(R, p, tilt)
+        if self.noise and self.rng is not None:
+            rgb += self.noise * self.rng.standard_normal(rgb.shape, dtype=np.float32)
+        h, w = self.intrinsics.height, self.intrinsics.width
+        rgb *= 255.0
+        rgb += 0.5
+        image = np.clip(rgb, 0.0, 255.0).astype(np.uint8).reshape(h, w, 3)  # rounded to nearest
+        depth = np.where(np.isfinite(distance), distance * self.cosines, np.nan).astype(np.float32)
+        return image, depth.reshape(h, w)
+
 
 def tilted(tilt: float) -> Array:
     """The rotation about the camera's y axis by ``tilt`` (+ looks up, -z)."""
@@ -176,7 +195,7 @@ class _Frame:
         self.b_inf = np.asarray(water.b_inf, dtype=np.float32)
         self.plane_distance, self.dirs = np.empty(n), np.empty((n, 3), dtype=np.float32)
         self.tfar, self.index = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.int64)
-        self.J, self.z = np.empty((n, 3), dtype=np.float32), np.empty(n, dtype=np.float32)
+        self.J = np.empty((n, 3), dtype=np.float32)
         self.E, self.normal = np.empty((n, 6), dtype=np.float32), np.empty((n, 3), dtype=np.float32)
 
     def render(self, world: Array, p: Array) -> tuple[Array, Array]:
@@ -193,9 +212,8 @@ class _Frame:
         shade(
             self.rays, world, self.plane_distance, float(self.up[2]), self.index[:m], prim, hit,
             self.face_normals, self.face_surfaces, cam.albedo, float(cam.ambient), float(cam.max_range),
-            cam.cosines, self.J, self.z, depth,
+            cam.cosines, self.betas, self.J, self.E, depth,
         )  # fmt: skip
-        np.multiply(self.z[:, None], self.betas, out=self.E)
         np.exp(self.E, out=self.E)
         noise = np.float32(cam.noise if cam.noise and cam.rng is not None else 0.0)
         if noise:

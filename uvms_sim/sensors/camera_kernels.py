@@ -61,13 +61,14 @@ def world_rays(rays, world, p, up, height, plane, max_range, lo, hi, mesh, plane
 @njit(cache=True, nogil=True)
 def shade(
     rays, world, plane_distance, up_z, index, prim, hit_distance, face_normals, face_surfaces,
-    albedo, ambient, max_range, cosines, J, z, depth,
+    albedo, ambient, max_range, cosines, betas, J, E, depth,
 ):  # fmt: skip
     """The first surface along each ray (the plane's distance unless Embree's triangle
     ``prim`` is closer), beyond ``max_range`` none; its radiance lit from above into ``J``
     (pixels x 3, float32: ``albedo (ambient + (1 - ambient) max(0, n . up))``, zero where none),
-    the range into ``z`` (float32, ``FAR`` where none) and the optical depth into ``depth``
-    (NaN where none)."""
+    the exponents ``betas z`` of the six exponentials (``betas``: minus beta_D then minus beta_B,
+    float32; z the range in float32, ``FAR`` where none) into ``E`` and the optical depth into
+    ``depth`` (NaN where none)."""
     n = rays.shape[0]
     surface = np.empty(n, dtype=np.int64)
     distance = np.empty(n)
@@ -94,15 +95,17 @@ def shade(
     for i in range(n):
         if distance[i] > max_range or not distance[i] < np.inf:
             J[i, 0] = J[i, 1] = J[i, 2] = F32(0.0)
-            z[i] = far
+            z = far
             depth[i] = np.nan
-            continue
-        light = F32(ambient + (1.0 - ambient) * max(-nz[i], 0.0))
-        s = surface[i]
-        for c in range(3):
-            J[i, c] = albedo[s, c] * light
-        z[i] = min(F32(distance[i]), far)
-        depth[i] = F32(distance[i] * cosines[i])
+        else:
+            light = F32(ambient + (1.0 - ambient) * max(-nz[i], 0.0))
+            s = surface[i]
+            for c in range(3):
+                J[i, c] = albedo[s, c] * light
+            z = min(F32(distance[i]), far)
+            depth[i] = F32(distance[i] * cosines[i])
+        for k in range(6):
+            E[i, k] = betas[k] * z
 
 
 @njit(cache=True, nogil=True)
