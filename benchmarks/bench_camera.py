@@ -1,11 +1,12 @@
 """How fast the underwater camera renders: frames per second at 640 x 480 (one ray a pixel,
-Embree through trimesh/embreex, then the image-formation model), for a plane seabed alone and
-for a plane seabed with structures (a box, a cylinder, a sphere and a 10 000-triangle heightmap
-patch as a mesh), looking 30 degrees down, noise on. Printed for ``Camera.render`` (compiled):
-frames per wall second, CPU milliseconds a frame (what a frame costs on a shared machine) and
-the share of that in Embree (``SceneRays.mesh_hits`` of the rays it is asked for); and, for
-comparison, frames per wall second of ``Camera.render_plainly`` (the same image in plain numpy,
-every ray through ``SceneRays.trace``).
+Embree through trimesh/embreex, then the image-formation model), for a plane seabed alone, with
+three structures (a box, a cylinder and a sphere), and for a 10 000-triangle heightmap seabed
+patch with the three (every ray then goes to Embree), looking 30 degrees down, noise on.
+Printed for ``Camera.render`` (compiled): frames per wall second, CPU milliseconds a frame (what
+a frame costs on a shared machine) and the share of that in Embree (``SceneRays.mesh_hits`` of
+the rays it is asked for); and, for comparison, frames per wall second of
+``Camera.render_plainly`` (the same image in plain numpy, every ray through
+``SceneRays.trace``).
 
 Run: ``.venv/bin/python benchmarks/bench_camera.py [--frames N] [--width W --height H]``.
 """
@@ -34,6 +35,7 @@ def scenes() -> dict[str, Scene]:
     depths = 10.0 + 0.3 * np.sin(6.0 * x)[:, None] * np.cos(5.0 * x)[None, :]
     return {
         "plane seabed": Scene(PlaneSeabed(10.0)),
+        "plane seabed + 3 structures": Scene(PlaneSeabed(10.0), structures),
         "heightmap seabed + 3 structures": Scene(HeightmapSeabed(depths, 0.5, (-5.0, -17.5)), structures),
     }
 

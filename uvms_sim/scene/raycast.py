@@ -48,7 +48,8 @@ class SceneRays:
             # trimesh's cached properties hash the whole mesh at every access
             self._wrap = self._embree._scene
             self._normals = np.array(self._embree.mesh.face_normals, dtype=float)
-            self._bounds = vertices.min(axis=0), vertices.max(axis=0)
+            parts = [v for name, v, _ in scene.surfaces() if not (name == "seabed" and scene.plane)]
+            self._bounds = np.array([v.min(axis=0) for v in parts]), np.array([v.max(axis=0) for v in parts])
             # the surface (index in scene.surfaces()) of each triangle of the mesh
             counts = [(k, len(f)) for k, (name, _, f) in enumerate(scene.surfaces())
                       if not (name == "seabed" and scene.plane)]  # fmt: skip
@@ -98,10 +99,14 @@ class SceneRays:
             surface[hit] = self._surface_of[tri]
         return distance, normal, surface
 
-    def mesh_bounds(self) -> tuple[Array, Array] | None:
-        """Corners (lowest, highest NED) of the box around every triangle rays are cast on (a
-        plane seabed left out); None without triangles."""
-        return None if self._embree is None else self._bounds
+    def mesh_bounds(self, most: int = 32) -> tuple[Array, Array] | None:
+        """Corners (lowest, highest NED; rows) of the box around each surface rays are cast on
+        (a plane seabed left out), or of one box around them all when there are more than
+        ``most``; None without triangles."""
+        if self._embree is None:
+            return None
+        lo, hi = self._bounds
+        return (lo, hi) if len(lo) <= most else (lo.min(axis=0, keepdims=True), hi.max(axis=0, keepdims=True))
 
     def mesh_hits(self, origin: Array, directions: Array, tfar: Array) -> tuple[Array, Array]:
         """Embree's first hit of each float32 unit direction (rows, C order) from one origin,

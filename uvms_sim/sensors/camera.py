@@ -168,7 +168,7 @@ class _Frame:
     """``Camera.render`` compiled (``camera_kernels``): what does not change between frames
     computed once (the rays in camera axes, their cosines, the mesh's box and normals, the
     coefficients in float32) and the per-frame buffers allocated once; Embree is asked only
-    for the rays that enter the mesh's box before the plane seabed and ``max_range``."""
+    for the rays that enter a surface's box before the plane seabed and ``max_range``."""
 
     def __init__(self, camera: Camera) -> None:
         self.camera = camera
@@ -176,11 +176,11 @@ class _Frame:
         self.rays = np.ascontiguousarray(camera.directions)
         bounds = rays.mesh_bounds()
         self.mesh = bounds is not None
-        if bounds is not None:
+        if bounds is not None:  # padded: a triangle on a box's face is inside it
             pad = 1e-6 * (1.0 + float(np.abs(np.concatenate(bounds)).max()))
-            self.lo, self.hi = bounds[0] - pad, bounds[1] + pad
+            self.lo, self.hi = np.ascontiguousarray(bounds[0] - pad), np.ascontiguousarray(bounds[1] + pad)
         else:
-            self.lo = self.hi = np.zeros(3)
+            self.lo = self.hi = np.zeros((0, 3))
         self.face_normals = np.ascontiguousarray(rays.face_normals, dtype=float)
         self.face_surfaces = np.ascontiguousarray(rays.face_surfaces, dtype=np.int64)
         plane = rays.scene.plane
@@ -216,7 +216,7 @@ class _Frame:
         )  # fmt: skip
         np.exp(self.E, out=self.E)
         noise = np.float32(cam.noise if cam.noise and cam.rng is not None else 0.0)
-        if noise:
+        if noise and cam.rng is not None:
             cam.rng.standard_normal(dtype=np.float32, out=self.normal)
         image = np.empty((n, 3), dtype=np.uint8)
         expose(self.J, self.E, self.b_inf, noise, self.normal, image)

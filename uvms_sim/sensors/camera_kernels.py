@@ -19,9 +19,10 @@ def world_rays(rays, world, p, up, height, plane, max_range, lo, hi, mesh, plane
     """For each pixel's ray (rows of ``rays``, camera axes) turned by ``world``: its distance
     to the plane seabed (``plane``: unit normal ``up``, height of ``p`` above it) into
     ``plane_distance`` (inf where it does not meet it); and, when there is a ``mesh`` and the ray
-    enters its box [``lo``, ``hi``] before the plane and ``max_range``, the ray's world
-    direction (float32) into ``dirs``, the distance Embree need not look beyond into ``tfar``
-    and the pixel into ``index``. Returns how many rays were gathered."""
+    enters one of its surfaces' boxes [``lo``, ``hi``] (rows) before the plane and
+    ``max_range``, the ray's world direction (float32) into ``dirs``, the distance Embree need
+    not look beyond into ``tfar`` and the pixel into ``index``. Returns how many rays were
+    gathered."""
     n = rays.shape[0]
     m = 0
     for i in range(n):
@@ -38,23 +39,22 @@ def world_rays(rays, world, p, up, height, plane, max_range, lo, hi, mesh, plane
         if not mesh:
             continue
         far = min(limit, max_range)
-        # the slab test (Kay and Kajiya 1986): the ray's parameter interval inside the box
-        t0, t1 = 0.0, far
-        inside = True
-        for k, dk in enumerate((d0, d1, d2)):
-            if dk != 0.0:
-                s0 = (lo[k] - p[k]) / dk
-                s1 = (hi[k] - p[k]) / dk
-                if s0 > s1:
-                    s0, s1 = s1, s0
-                t0, t1 = max(t0, s0), min(t1, s1)
-            elif p[k] < lo[k] or p[k] > hi[k]:
-                inside = False
-        if inside and t0 <= t1:
-            dirs[m, 0], dirs[m, 1], dirs[m, 2] = F32(d0), F32(d1), F32(d2)
-            tfar[m] = F32(far * (1.0 + 1e-5) + 1e-6) if far < 1e30 else F32(1e30)
-            index[m] = i
-            m += 1
+        for box in range(lo.shape[0]):
+            # the slab test: the ray's parameter interval inside the box
+            t0, t1 = 0.0, far
+            for k, dk in enumerate((d0, d1, d2)):
+                if dk != 0.0:
+                    s0 = (lo[box, k] - p[k]) / dk
+                    s1 = (hi[box, k] - p[k]) / dk
+                    t0, t1 = max(t0, min(s0, s1)), min(t1, max(s0, s1))
+                elif p[k] < lo[box, k] or p[k] > hi[box, k]:
+                    t1 = -1.0
+            if t0 <= t1:
+                dirs[m, 0], dirs[m, 1], dirs[m, 2] = F32(d0), F32(d1), F32(d2)
+                tfar[m] = F32(far * (1.0 + 1e-5) + 1e-6) if far < 1e30 else F32(1e30)
+                index[m] = i
+                m += 1
+                break
     return m
 
 
