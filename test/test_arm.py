@@ -137,6 +137,11 @@ def test_arm_is_the_same_in_both_descriptions() -> None:
         assert (x.hydro is None) == (y.hydro is None)
         if x.hydro is not None:
             assert np.array_equal(x.hydro.added_mass, y.hydro.added_mass)
+        assert x.collisions is not None and y.collisions is not None  # what touches the scene
+        shapes = [
+            [(v.shape, v.size, tuple(v.xyz), tuple(v.rpy)) for v in c] for c in (x.collisions, y.collisions)
+        ]
+        assert shapes[0] == shapes[1]
 
 
 def test_weight_and_buoyancy_of_the_arm() -> None:
