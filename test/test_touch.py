@@ -228,7 +228,9 @@ scene:
 def test_two_jaws_hold_a_cylinder_against_gravity_and_a_current_then_drop_it(tmp_path):
     """A 1 kg cylinder (weight in water 5.7 N) squeezed by two jaws with 30 N each, in a
     0.3 m/s current across it: it slips less than 1 mm in 60 s (issue's grasp). Opened, the
-    jaws let it fall onto the seabed 1 m below, where it lies (on the seabed, not in it)."""
+    jaws let it fall onto the seabed 1 m below, where it lies (on the seabed, not in it, over
+    its last second; the current rolls it along, so its vertical speed at one instant is that
+    of its bouncing contact points, ±2 cm/s: the mean over the second is checked)."""
     system = _system(tmp_path, GRIP)
     sim = Simulator.from_system(system)
     m = sim.model
@@ -245,13 +247,17 @@ def test_two_jaws_hold_a_cylinder_against_gravity_and_a_current_then_drop_it(tmp
     assert abs(held[2]) < 2e-3  # caught where it was
     tau[left], tau[right] = -5.0, 5.0  # open
     sim.set_generalized_forces(tau)
-    for _ in range(40):
+    for _ in range(30):
         sim.advance(DT, 250)
-    p, quat, v = _object_state(sim, "can")
-    axis_down = abs(quat2mat(quat)[2, 2])  # |cos| of the can's axis from the vertical
-    lowest = p[2] + 0.075 * axis_down + 0.03 * math.sqrt(max(0.0, 1.0 - axis_down**2))
-    assert lowest == pytest.approx(1.0, abs=2e-3)  # on the seabed, standing or lying
-    assert abs(v[2]) < 0.01
+    depths = []
+    for _ in range(10):  # the last second: it rolls in the current, its contact points bouncing
+        sim.advance(DT, 100)
+        p, quat, _ = _object_state(sim, "can")
+        axis_down = abs(quat2mat(quat)[2, 2])  # |cos| of the can's axis from the vertical
+        lowest = p[2] + 0.075 * axis_down + 0.03 * math.sqrt(max(0.0, 1.0 - axis_down**2))
+        assert lowest == pytest.approx(1.0, abs=2e-3)  # on the seabed, standing or lying
+        depths.append(p[2])
+    assert abs(depths[-1] - depths[0]) / 0.9 < 0.01  # no longer falling (mean vertical speed)
 
 
 def _energy(sim: Simulator, name: str, k: float, depth: float, radius: float) -> float:

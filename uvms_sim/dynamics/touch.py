@@ -187,7 +187,7 @@ class Touch:
             # its far side (a normal turned round); the pair keeps its points, and so its side
             j = pair[1]
             Rb = R[self.moving[j][0]] if j >= 0 else np.eye(3)
-            before = Rb @ np.mean([row[10:13] for _, row in previous], axis=0)
+            before = Rb @ sum(row[10:13] for _, row in previous)  # (their mean's direction)
             if any(float(normal @ before) < 0.0 for _, _, normal in found[pair]):
                 found[pair] = [(xa, None, row) for xa, row in previous]
         rows: list[tuple[tuple[int, int], Array]] = []
@@ -206,7 +206,8 @@ class Touch:
             for pa, pb, normal in points:
                 row = None if pb is not None else normal  # (a pair keeping its points: the rows)
                 for n_old, (xa, kept) in enumerate(previous if row is None else []):
-                    if np.linalg.norm(xa - pa) < MATCH:
+                    gap = xa - pa
+                    if gap @ gap < MATCH * MATCH:
                         row = kept
                         del previous[n_old]
                         break
