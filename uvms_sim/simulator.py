@@ -494,7 +494,7 @@ class Simulator:
         slips, are put back as they were. Reference path: the inverse of ``crba``."""
         fast = self.fast_dynamics()
         if fast is None:
-            return np.linalg.inv(crba(self.model, self._limit_data, q))[:, columns]
+            return np.asarray(np.linalg.inv(crba(self.model, self._limit_data, q))[:, columns], dtype=float)
         KF = fast.KF.copy() if fast.KF.size else None
         t = self.state.t
         base = fast.aba(q, v, self.tau, self.loads, None, t)
