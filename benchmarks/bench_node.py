@@ -9,8 +9,9 @@ receiving them all would take this process a core that the node is measured with
 
 Run: ``.venv/bin/python benchmarks/bench_node.py [--seconds S] [--water]`` (part of ``make
 bench``; ``--water``: only the tether and waves cases; ``--arm``: only the Heavy with the Reach
-Alpha 5 and its trajectory controller; ``--camera``: only the BlueROV2 with and without a
-640 x 480 camera).
+Alpha 5 and its trajectory controller; ``--grasp``: only the same among ten objects on a
+heightmap seabed, ``config/bluerov2_heavy_alpha5_grasp.yaml``; ``--camera``: only the BlueROV2
+with and without a 640 x 480 camera).
 """
 
 from __future__ import annotations
@@ -237,10 +238,12 @@ def water(node, seconds: float, repeats: int = 3) -> None:
         )
 
 
-def arm(node, seconds: float) -> None:
+def arm(node, seconds: float, description: str = "bluerov2_heavy_alpha5") -> None:
     """BlueROV2 Heavy + Reach Alpha 5 at 1 kHz: the MAVROS shim and the emulated ArduSub, the
     arm's firmware servos and joint_trajectory_controller executing a trajectory for the whole
-    window (a slow sweep of the four rotate joints), with listeners."""
+    window (a slow sweep of the four rotate joints), with listeners. ``description``
+    ``bluerov2_heavy_alpha5_grasp``: the same over a heightmap seabed with ten objects, its
+    contacts detected every 5 ms (``--grasp``)."""
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     pub = node.create_publisher(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", 10)
@@ -258,10 +261,12 @@ def arm(node, seconds: float) -> None:
             rclpy.spin_once(node, timeout_sec=0.05)
         pub.publish(msg)
 
+    scene = ", 10 objects on a heightmap seabed" if description.endswith("_grasp") else ""
     print(
-        "simulator node, BlueROV2 Heavy + Reach Alpha 5, 1 kHz physics, MAVROS shim, trajectory controller:"
+        f"simulator node, BlueROV2 Heavy + Reach Alpha 5{scene}, 1 kHz physics, MAVROS shim, "
+        "trajectory controller:"
     )
-    extra = ("-p", "description:=bluerov2_heavy_alpha5", "-p", "marker_rate:=0.0")
+    extra = ("-p", f"description:={description}", "-p", "marker_rate:=0.0")
     for listen in (False, True):
         rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, listen=listen, started=sweep)
         label = "with listeners (odom, imu, tf, mavros pose)" if listen else "no listeners"
@@ -327,12 +332,16 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--water", action="store_true", help="only the working water (tether and waves)")
     parser.add_argument("--arm", action="store_true", help="only the Heavy with the Reach Alpha 5")
+    parser.add_argument("--grasp", action="store_true", help="only the Heavy, the Alpha 5 and 10 objects")
     parser.add_argument("--camera", action="store_true", help="only the BlueROV2 with a 640 x 480 camera")
     args = parser.parse_args()
     rclpy.init()
     node = rclpy.create_node("bench_clock")
-    if args.camera:
-        camera(node, args.seconds)
+    if args.grasp or args.camera:
+        if args.grasp:
+            arm(node, args.seconds, "bluerov2_heavy_alpha5_grasp")
+        if args.camera:
+            camera(node, args.seconds)
         node.destroy_node()
         rclpy.shutdown()
         return
@@ -355,6 +364,7 @@ def main() -> None:
     sensors(node, args.seconds)
     water(node, args.seconds)
     arm(node, args.seconds)
+    arm(node, args.seconds, "bluerov2_heavy_alpha5_grasp")
     camera(node, args.seconds)
     node.destroy_node()
     rclpy.shutdown()
