@@ -20,6 +20,7 @@ from .scene import Scene
 from .seabed import PlaneSeabed
 
 Array = np.ndarray
+SAME = 1e-3  # m: two points of one pair closer than this are one
 MAX_CONTACTS = 16  # contacts coal reports for one pair (a mesh: one per touching triangle)
 
 
@@ -153,7 +154,12 @@ class Query:
             res.clear()
             if coal.collide(ga, Ta, gb, Tb, self.request, res):
                 out += self._patch(ga, Ta, gb, Tb, res)
-        return out
+        # a corner on two triangles' shared edge is in both their patches: once is enough
+        kept: list[tuple] = []
+        for point in out:
+            if all(float((point[0] - k[0]) @ (point[0] - k[0])) > SAME * SAME for k in kept):
+                kept.append(point)
+        return kept
 
     def _patch(self, ga, Ta, gb, Tb, res) -> list[tuple]:
         patches = self.patches
