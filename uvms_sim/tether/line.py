@@ -11,11 +11,14 @@ are MoorDyn's external kinematics (``WaveKin 1``), set every ``water_period`` se
 simulated time at the middle of the coming period; the nodes then feel them in their drag and
 Froude-Krylov forces.
 
-MoorDyn advances a call of ``dt`` in steps of its ``dtM`` and ends with the remainder as one
-more step: a remainder of 1e-18 s (``dt`` = 5 ms against a stable step that rounds to 10 steps
-and an ulp) costs as much as a full step. ``step`` therefore sets ``dtM`` to ``dt / n`` for the
-fewest ``n`` steps no longer than the stable step (``time_step``), a hair larger (a relative
-1e-12) so that the subtractions of MoorDyn's loop end on zero after n steps and not one more.
+MoorDyn advances a call of ``dt`` in steps of its ``dtM``, the last one the remainder, and
+returns the force its last step computed: MoorDyn's second-order Runge-Kutta step computes the
+forces at its middle, so a call of whole steps returns the force half a step (0.25 ms) before
+its end. ``step`` sets ``dtM`` to ``dt / n`` for the fewest ``n`` steps within the stable step
+(``time_step``), a hair shorter (a relative 1e-12), so that every call is ``n`` equal steps and
+a last one of 1e-12 ``dt``, whose middle is the end of the call: the force is the one at the
+coupling's instant for every length and period (before, it was the force at the middle of
+whatever remainder the length left, 1e-18 s for the shipped 50 m in 50 segments).
 
 MoorDyn's axes are z up from the mean surface; the simulator's are NED: (x, y, z) -> (x, -y, -z).
 MoorDyn prints a time stamp on every step unless its input says ``DisableOutput``; it also
@@ -182,9 +185,9 @@ class MoorDynLine:
 
     def _divide(self, dt: float) -> None:
         """MoorDyn's ``dtM`` for calls of ``dt``: ``dt / n`` for the fewest n steps within the
-        stable step (1e-9 of it allowed for rounding), times 1 + 1e-12 (module docstring)."""
+        stable step (1e-9 of it allowed for rounding), times 1 - 1e-12 (module docstring)."""
         n = max(1, math.ceil(dt / self.dt - 1e-9))
-        self._md.set_dt(self._system, dt / n * (1.0 + 1e-12))
+        self._md.set_dt(self._system, dt / n * (1.0 - 1e-12))
         self._divided = (dt, self.dt)
 
     def step(self, x: Array, v: Array, t: float, dt: float) -> Array:

@@ -19,6 +19,7 @@ from .line import MoorDynLine
 from .properties import TetherSpec
 
 WATER_PERIOD = 0.05  # s between updates of the water's kinematics at the nodes (waves: ω dt << 1)
+DUE = 1e-6 * WATER_PERIOD  # a time short of the next update by this much has reached it (sums of steps)
 
 
 class Tether:
@@ -81,7 +82,7 @@ class Tether:
         (world NED)."""
         if self.target != self.line.length:
             self._reel(dt)
-        if t >= self._next_water or self._still:
+        if t >= self._next_water - DUE or self._still:
             self._update_water(t)
         force = self.line.step(x, v, t, dt)
         if not self._warned_break:
@@ -115,7 +116,7 @@ class Tether:
         moving = env.current_profile is not None or waves is not None
         current = tuple(env.current) + tuple(env.current_acceleration)
         self._still = not moving
-        if not force and (t < self._next_water if moving else current == self._current):
+        if not force and (t < self._next_water - DUE if moving else current == self._current):
             return
         self._current = current
         self._next_water = t + WATER_PERIOD
