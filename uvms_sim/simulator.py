@@ -43,6 +43,7 @@ from .model.crba import crba
 from .model.kinematics import check_finite, placements
 from .model.model import Model
 from .model.system import System
+from .model.yaml_source import ConfigError
 from .scene import ContactLaw
 from .spatial import Array
 from .tether.properties import TetherSpec
@@ -111,7 +112,10 @@ class Simulator:
         if law is not None and system.scene is not None:
             sim.touch = Touch(system.model, system.scene, law)
             objects = [v.name for v in system.vehicles if v.kind == "object"]
-            sim._check_overlaps(sim.state.q, objects)
+            try:
+                sim._check_overlaps(system.initial_q, objects)
+            except ValueError as exc:  # an error of the description
+                raise ConfigError(system.source or system.name, "scene.objects", str(exc)) from None
         sim.reset(system.initial_q)
         for c in system.constraints:
             sim.connect(c.parent, c.child, c.name, c.E, c.r)
@@ -491,9 +495,31 @@ class Simulator:
                     hit.append(iv)
         if hit:
             self.limit_impacts += len(hit)
-            Minv = np.linalg.inv(crba(self.model, self._limit_data, q))
-            impulse = np.linalg.solve(Minv[np.ix_(hit, hit)], v[hit])
-            v -= Minv[:, hit] @ impulse
+            Minv = self._inverse_inertia_columns(q, v, hit)
+            impulse = np.linalg.solve(Minv[hit], v[hit])
+            v -= Minv @ impulse
+
+    def _inverse_inertia_columns(self, q: Array, v: Array, columns: list[int]) -> Array:
+        """The columns ``columns`` of ``M⁻¹`` at ``q`` (nv x len(columns)). Compiled: the
+        articulated-body algorithm is affine in τ, so ``M⁻¹ e = aba(τ + e) - aba(τ)`` at the
+        same (q, v) and inputs: two O(n) passes instead of the O(n³)
+        inverse of the CRBA matrix; the contact rows, which an evaluation moves where a point
+        slips, are put back as they were. Reference path: the inverse of ``crba``."""
+        fast = self.fast_dynamics()
+        if fast is None:
+            return np.asarray(np.linalg.inv(crba(self.model, self._limit_data, q))[:, columns], dtype=float)
+        KF = fast.KF.copy() if fast.KF.size else None
+        t = self.state.t
+        base = fast.aba(q, v, self.tau, self.loads, None, t)
+        out = np.empty((self.model.nv, len(columns)))
+        tau = self.tau.copy()
+        for k, iv in enumerate(columns):
+            tau[iv] += 1.0
+            out[:, k] = fast.aba(q, v, tau, self.loads, None, t) - base
+            tau[iv] -= 1.0
+        if KF is not None:
+            fast.KF[:] = KF
+        return out
 
     def advance(self, dt: float, steps: int) -> State:
         """``steps`` calls of ``step(dt)`` with the inputs held. Without joint motors, thruster
