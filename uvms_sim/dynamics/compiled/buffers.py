@@ -33,6 +33,7 @@ from ..flat import (
     NWT,
     connection_fields,
     input_fields,
+    limit_fields,
     workspace_fields,
 )
 
@@ -101,6 +102,7 @@ def _bare(a):
 _workspace_fields = inlined(workspace_fields)
 _connection_fields = inlined(connection_fields)
 _input_fields = inlined(input_fields)
+_limit_fields = inlined(limit_fields)
 
 
 @inlined
