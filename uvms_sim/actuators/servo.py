@@ -249,6 +249,25 @@ class JointServos:
             self.velocity_ff[k] = ff.get(k, 0.0)
         return ignored
 
+    def command_positions(self, ks: Array, positions: Array, velocities: Array) -> list[str]:
+        """``command("position", ...)`` of the joints at indices ``ks`` (``names`` order) with
+        these setpoints and feed-forwards (a trajectory controller's update): the same rules,
+        set at once when every joint is in position mode already and every setpoint finite and
+        within its limits (the common case), else through ``command``."""
+        p, v = np.asarray(positions, dtype=float), np.asarray(velocities, dtype=float)
+        if (
+            bool((self.SI[ks, SI_MODE] == SERVO_CODE["position"]).all())
+            and bool(np.isfinite(v).all())
+            and bool(((self.lower[ks] <= p) & (p <= self.upper[ks])).all())  # False for NaN
+        ):
+            self.target[ks] = p
+            self.velocity_ff[ks] = v
+            return []
+        names = [self.names[k] for k in ks]
+        return self.command(
+            "position", dict(zip(names, p.tolist(), strict=True)), dict(zip(names, v.tolist(), strict=True))
+        )
+
     def update(self, q: Array, v: Array, dt: float) -> Array:
         """Joint torques for this step (``names`` order), the firmware's loops at the physics
         rate (zero-order hold). The reference of ``dynamics.compiled.servos._servo_torques``,

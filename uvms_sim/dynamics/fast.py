@@ -383,7 +383,7 @@ class JointTables:
     the position limits of the model's 1-DOF joints (LF, LI), the scratch of an impact and
     the count of joints stopped by their limits (``impacts[0]``)."""
 
-    def __init__(self, model: Model, SF: Array | None = None, SI: Array | None = None) -> None:
+    def __init__(self, model: Model, SF: np.ndarray | None = None, SI: np.ndarray | None = None) -> None:
         limited = [
             (model.idx_q[i], model.idx_v[i], j.lower, j.upper)
             for i, j in enumerate(model.joints)
@@ -398,7 +398,7 @@ class JointTables:
         self.X = np.zeros(laid_out(limit_fields(model.nbodies, model.nv, len(limited)))[1])
         self.impacts = np.zeros(1, dtype=np.int64)
 
-    def arrays(self) -> tuple[Array, ...]:
+    def arrays(self) -> tuple[np.ndarray, ...]:
         return self.SF, self.SI, self.LF, self.LI, self.X, self.impacts
 
 

@@ -26,16 +26,19 @@ Controllers (``arm_controllers`` parameter: the ones the controller manager woul
 Each controller is a namespace under the node's (``~/`` = ``<controller name>/``). As in the
 controller manager, two active controllers may not claim one joint: the node refuses to start
 (one line naming both). A command to a controller that is not active is ignored with a
-throttled warning. The controllers update with the emulated autopilot, every
-``autopilot_rate`` period of simulated time; feedback, results and the controller state are
-sent at the action monitor rate (20 Hz of wall-clock time), as the controllers' non-realtime
-side sends them.
+throttled warning. The controllers update every ``controller_rate`` period of simulated time
+(the node's parameter; 100 Hz, the controller manager's default ``update_rate``): the
+trajectory is sampled and the servos' setpoints (position and velocity feed-forward) set and
+held until the next update, while the servos' own loops run at every physics step. Feedback,
+results and the controller state are sent at the action monitor rate (20 Hz of wall-clock
+time), as the controllers' non-realtime side sends them, built from the last update then.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 from control_msgs.action import FollowJointTrajectory, ParallelGripperCommand
@@ -51,7 +54,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..actuators.servo import JointServos
 from ..log import Throttle
-from .trajectory import JointLimits, Tolerances, Trajectory, seconds, tolerances, validate, within
+from .trajectory import JointLimits, Tolerances, Trajectory, seconds, tolerances, validate, within_all
 
 TRAJECTORY = "joint_trajectory_controller"
 FORWARD = {
@@ -95,7 +98,7 @@ class _Goal:
     def __init__(self, handle) -> None:
         self.handle = handle
         self.done: Future = Future()
-        self.feedback = None
+        self.feedback: Callable[[], object] | None = None  # builds the latest feedback message
         self.outcome: tuple[str, object] | None = None  # ("succeed" | "abort" | "canceled", result)
 
 
@@ -132,7 +135,7 @@ class ArmControllers:
         self.default_tolerances = Tolerances.defaults(len(self.arm_joints))
         self.finished: list[_Goal] = []  # goals the update ended, to be sent by the monitor
         self.goals: dict[int, _Goal] = {}  # every accepted goal until its execute callback ends
-        self.state_msg: JointTrajectoryControllerState | None = None
+        self.sample: _Sample | None = None  # the trajectory controller's last update
         self.gripper_goal: _Goal | None = None
         self.gripper_target = 0.0
         self.gripper_effort = 10.0
@@ -286,6 +289,9 @@ class ArmControllers:
             self._update_gripper()
 
     def _update_trajectory(self) -> None:
+        """Sample the trajectory, command the servos and check the tolerances; the controller
+        state and the goal's feedback are kept as arrays (``_Sample``) and turned into
+        messages by the non-realtime side when it sends them."""
         now = self.now()
         traj = self.trajectory
         assert traj is not None
@@ -293,38 +299,18 @@ class ArmControllers:
         q = self.servos.last_q[self.arm_k]
         qd = self.servos.last_v[self.arm_k]
         error_p = p - q
-        n = len(self.arm_joints)
-        self.servos.command(
-            "position",
-            dict(zip(self.arm_joints, p.tolist(), strict=True)),
-            dict(zip(self.arm_joints, v.tolist(), strict=True)),
-        )
+        self.servos.command_positions(self.arm_k, p, v)
+        sample = _Sample(p, v, a, q, qd, int(index))
+        self.sample = sample
         goal = self.goal
-        state = JointTrajectoryControllerState()
-        state.joint_names = list(self.arm_joints)
-        state.reference.positions, state.reference.velocities = p.tolist(), v.tolist()
-        state.reference.accelerations = a.tolist()
-        state.feedback.positions, state.feedback.velocities = q.tolist(), qd.tolist()
-        state.error.positions = error_p.tolist()
-        state.output.positions = p.tolist()
-        state.speed_scaling_factor = 1.0
-        self.state_msg = state
         if goal is None:
             return
-        errors = np.zeros((n, 3))
+        errors = np.zeros((len(self.arm_joints), 3))
         errors[:, 0] = error_p  # velocity errors: only with a velocity command interface
         tol = self.tolerances
-        path_ok = all(within(errors[i], tol.state[i]) for i in range(n))
-        feedback = FollowJointTrajectory.Feedback()
-        feedback.joint_names = list(self.arm_joints)
-        feedback.desired.positions, feedback.desired.velocities = p.tolist(), v.tolist()
-        feedback.desired.accelerations = a.tolist()
-        feedback.actual.positions, feedback.actual.velocities = q.tolist(), qd.tolist()
-        feedback.error.positions = error_p.tolist()
-        feedback.index = int(index)
-        goal.feedback = feedback
-        result = FollowJointTrajectory.Result()
-        if not past_end and not path_ok:
+        goal.feedback = partial(sample.feedback, self.arm_joints)
+        if not past_end and not within_all(errors, tol.state):
+            result = FollowJointTrajectory.Result()
             result.error_code = FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED
             result.error_string = "Aborted due to path tolerance violation"
             self._end(goal, "abort", result)
@@ -332,14 +318,15 @@ class ArmControllers:
             self._hold()
             return
         if past_end:
-            goal_ok = all(within(errors[i], tol.goal[i]) for i in range(n))
             late = now - traj.end
-            if goal_ok:
+            if within_all(errors, tol.goal):
+                result = FollowJointTrajectory.Result()
                 result.error_code = FollowJointTrajectory.Result.SUCCESSFUL
                 result.error_string = "Goal successfully reached!"
                 self._end(goal, "succeed", result)
                 self.goal = None
             elif tol.goal_time != 0.0 and late > tol.goal_time:
+                result = FollowJointTrajectory.Result()
                 result.error_code = FollowJointTrajectory.Result.GOAL_TOLERANCE_VIOLATED
                 result.error_string = f"Aborted due to goal_time_tolerance exceeding by {late:f} seconds"
                 self._end(goal, "abort", result)
@@ -455,11 +442,8 @@ class ArmControllers:
             return
         k = self.servos.names.index(self.gripper_joints[0])
         x, v = float(self.servos.last_q[k]), float(self.servos.last_v[k])
-        feedback = ParallelGripperCommand.Feedback()
-        feedback.state.name = [self.gripper_joints[0]]
-        feedback.state.position, feedback.state.velocity = [x], [v]
-        feedback.state.effort = [float(self.servos.effort[k])]
-        goal.feedback = feedback
+        effort = float(self.servos.effort[k])
+        goal.feedback = partial(_gripper_feedback, self.gripper_joints[0], x, v, effort)
         if abs(self.gripper_target - x) < GRIPPER_GOAL_TOLERANCE:
             self._end(goal, "succeed", self._gripper_result(reached=True))
             self.gripper_goal = None
@@ -476,13 +460,51 @@ class ArmControllers:
             finished, self.finished = self.finished, []
             goals = [g for g in (self.goal, self.gripper_goal) if g is not None]
             feedback = [(g, g.feedback) for g in goals if g.feedback is not None]
-            state = self.state_msg
+            sample = self.sample
         for g, fb in feedback:
             if g.handle.is_active:
-                g.handle.publish_feedback(fb)
+                g.handle.publish_feedback(fb())
         for g in finished:
             if not g.done.done():
                 g.done.set_result(g.outcome)
-        if state is not None and TRAJECTORY in self.active:
+        if sample is not None and TRAJECTORY in self.active:
+            state = sample.controller_state(self.arm_joints)
             state.header.stamp = self.node.get_clock().now().to_msg()
             self.state_pub.publish(state)
+
+
+class _Sample:
+    """The trajectory controller's reference and the joints' state at one update; the messages
+    are built from it when they are sent (at the action monitor rate, not at every update)."""
+
+    def __init__(self, p, v, a, q, qd, index: int) -> None:
+        self.p, self.v, self.a, self.q, self.qd, self.index = p, v, a, q, qd, index
+
+    def controller_state(self, joints: list[str]) -> JointTrajectoryControllerState:
+        state = JointTrajectoryControllerState()
+        state.joint_names = list(joints)
+        state.reference.positions, state.reference.velocities = self.p.tolist(), self.v.tolist()
+        state.reference.accelerations = self.a.tolist()
+        state.feedback.positions, state.feedback.velocities = self.q.tolist(), self.qd.tolist()
+        state.error.positions = (self.p - self.q).tolist()
+        state.output.positions = self.p.tolist()
+        state.speed_scaling_factor = 1.0
+        return state
+
+    def feedback(self, joints: list[str]) -> FollowJointTrajectory.Feedback:
+        feedback = FollowJointTrajectory.Feedback()
+        feedback.joint_names = list(joints)
+        feedback.desired.positions, feedback.desired.velocities = self.p.tolist(), self.v.tolist()
+        feedback.desired.accelerations = self.a.tolist()
+        feedback.actual.positions, feedback.actual.velocities = self.q.tolist(), self.qd.tolist()
+        feedback.error.positions = (self.p - self.q).tolist()
+        feedback.index = self.index
+        return feedback
+
+
+def _gripper_feedback(joint: str, x: float, v: float, effort: float) -> ParallelGripperCommand.Feedback:
+    feedback = ParallelGripperCommand.Feedback()
+    feedback.state.name = [joint]
+    feedback.state.position, feedback.state.velocity = [x], [v]
+    feedback.state.effort = [effort]
+    return feedback
