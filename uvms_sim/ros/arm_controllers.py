@@ -39,6 +39,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import partial
+from typing import cast
 
 import numpy as np
 from control_msgs.action import FollowJointTrajectory, ParallelGripperCommand
@@ -46,9 +47,10 @@ from control_msgs.msg import JointTrajectoryControllerState
 from control_msgs.srv import QueryTrajectoryState
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock, ClockType, ROSClock
 from rclpy.node import Node
 from rclpy.task import Future
+from rclpy.time_source import TimeSource
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -113,8 +115,10 @@ class ArmControllers:
         lock: threading.RLock,
         now: Callable[[], float],
         active: list[str],
+        sim_time: bool = False,
     ) -> None:
         self.node, self.servos, self.lock, self.now = node, servos, lock, now
+        self.sim_time = sim_time
         names = servos.names
         self.gripper_joints = [n for n in names if n.endswith("axis_a")]
         self.arm_joints = [n for n in names if n not in self.gripper_joints]
@@ -147,12 +151,24 @@ class ArmControllers:
     # -- interfaces ---------------------------------------------------------------------------
     def _interfaces(self) -> None:
         node = self.node
+        # The action servers keep their goals' stamps and expiry on a clock of their own (rcl's
+        # action server makes a timer on the clock it is given): on the node's simulated clock,
+        # which the node sets at every /clock it publishes, each of those settings woke the
+        # executor for a pass over every entity of the node (a fifth of a core at 250 Hz). This
+        # clock follows simulated time at each goal and cancel request and while goals run.
+        self.action_clock = node.get_clock()
+        if self.sim_time:
+            self.action_clock = ROSClock()
+            self.time_source = TimeSource()
+            self.time_source.attach_clock(self.action_clock)
+            self.time_source.ros_time_is_active = True
+        self.action_node = cast(Node, _ActionNode(node, self.action_clock))
         ns = TRAJECTORY
         node.create_subscription(JointTrajectory, f"{ns}/joint_trajectory", self.on_topic, 10)
         self.state_pub = node.create_publisher(JointTrajectoryControllerState, f"{ns}/controller_state", 10)
         node.create_service(QueryTrajectoryState, f"{ns}/query_state", self.on_query)
         self.action = ActionServer(
-            node,
+            self.action_node,
             FollowJointTrajectory,
             f"{ns}/follow_joint_trajectory",
             execute_callback=self.execute,
@@ -169,7 +185,7 @@ class ArmControllers:
                 10,
             )
         self.gripper_action = ActionServer(
-            node,
+            self.action_node,
             ParallelGripperCommand,
             f"{GRIPPER}/gripper_cmd",
             execute_callback=self.execute,
@@ -212,7 +228,15 @@ class ArmControllers:
                 return
             self._install(msg)
 
+    def _tick_action_clock(self) -> None:
+        """The action servers' clock to simulated time (with ``use_sim_time``)."""
+        if self.sim_time:
+            stamp = self.node.get_clock().now()
+            assert isinstance(self.action_clock, ROSClock)
+            self.action_clock.set_ros_time_override(stamp)
+
     def on_goal(self, goal) -> GoalResponse:
+        self._tick_action_clock()
         if TRAJECTORY not in self.active:
             self._refuse("Can't accept new action goals. Controller is not running.")
             return GoalResponse.REJECT
@@ -238,9 +262,11 @@ class ArmControllers:
                 self._refuse(error)
             self.tolerances = tol
             self.goal = goal
+            self._wake_monitor()
         handle.execute()
 
     def on_cancel(self, handle) -> CancelResponse:
+        self._tick_action_clock()
         with self.lock:
             if self.goal is not None and self.goal.handle is handle:
                 self._end(self.goal, "canceled", FollowJointTrajectory.Result())
@@ -265,6 +291,17 @@ class ArmControllers:
         if goal.outcome is None:
             goal.outcome = (kind, result)
             self.finished.append(goal)
+            self._wake_monitor()
+
+    def _wake_monitor(self) -> None:
+        """Start the non-realtime side's timer if it stopped (``run_non_realtime``): it runs
+        only while there is something to send, since each of its wake-ups costs the executor a
+        pass over every entity of the node (a fifth of a core at 20 Hz with these controllers)."""
+        if self.monitor.is_canceled():
+            self.monitor.reset()
+            executor = self.node.executor
+            if executor is not None:
+                executor.wake()
 
     def _install(self, msg) -> None:
         """A validated trajectory becomes the active one (loop lock held)."""
@@ -302,6 +339,8 @@ class ArmControllers:
         self.servos.command_positions(self.arm_k, p, v)
         sample = _Sample(p, v, a, q, qd, int(index))
         self.sample = sample
+        if self.monitor.is_canceled() and self.state_pub.get_subscription_count():
+            self._wake_monitor()
         goal = self.goal
         if goal is None:
             return
@@ -370,6 +409,7 @@ class ArmControllers:
 
     # -- parallel_gripper_action_controller ----------------------------------------------------
     def on_gripper_goal(self, goal) -> GoalResponse:
+        self._tick_action_clock()
         if GRIPPER not in self.active or not self.gripper_joints:
             self.throttle.warn(
                 "gripper", f"{GRIPPER}: Can't accept new action goals. Controller is not running."
@@ -415,9 +455,11 @@ class ArmControllers:
             self.servos.command("position", {self.gripper_joints[0]: self.gripper_target})
             self.last_movement = self.now()
             self.gripper_goal = goal
+            self._wake_monitor()
         handle.execute()
 
     def on_gripper_cancel(self, handle) -> CancelResponse:
+        self._tick_action_clock()
         with self.lock:
             goal = self.gripper_goal
             if goal is not None and goal.handle is handle:
@@ -461,16 +503,38 @@ class ArmControllers:
             goals = [g for g in (self.goal, self.gripper_goal) if g is not None]
             feedback = [(g, g.feedback) for g in goals if g.feedback is not None]
             sample = self.sample
+            wanted = (
+                sample is not None and TRAJECTORY in self.active and self.state_pub.get_subscription_count()
+            )
+            if not goals and not wanted:
+                self.monitor.cancel()  # nothing more to send until _wake_monitor
+        if goals or finished:
+            self._tick_action_clock()
         for g, fb in feedback:
             if g.handle.is_active:
                 g.handle.publish_feedback(fb())
         for g in finished:
             if not g.done.done():
                 g.done.set_result(g.outcome)
-        if sample is not None and TRAJECTORY in self.active:
+        if wanted:
+            assert sample is not None
             state = sample.controller_state(self.arm_joints)
             state.header.stamp = self.node.get_clock().now().to_msg()
             self.state_pub.publish(state)
+
+
+class _ActionNode:
+    """``node`` as an action server sees it, with ``clock`` as its clock (its handle, logger,
+    executor, callback group and waitables are the node's)."""
+
+    def __init__(self, node: Node, clock: Clock) -> None:
+        self._node, self._clock = node, clock
+
+    def get_clock(self) -> Clock:
+        return self._clock
+
+    def __getattr__(self, name: str):
+        return getattr(self._node, name)
 
 
 class _Sample:

@@ -258,7 +258,7 @@ class SimulatorNode(Node):
             from .arm_controllers import ArmControllers
 
             self.arm = ArmControllers(
-                self, self.motors, self.lock, self.controller_time, get("arm_controllers")
+                self, self.motors, self.lock, self.controller_time, get("arm_controllers"), self.sim_time
             )
             self.loop.on_controllers.append(self.arm.update)
         self.loop.on_clock = self.clock_tick if self.sim_time else None
