@@ -403,6 +403,8 @@ class Simulator:
         if not dt > 0.0:
             raise ValueError(f"dt must be > 0, got {dt}")
         if not self.tethers:
+            if joints is not None:
+                return self._advance_joints(fast, joints, dt, steps, self.f_ext)
             return self._advance_held(fast, dt, steps, self.f_ext)
         while steps > 0:  # groups of steps up to each coupling of the tethers
             group = min(steps, max(1, math.ceil((self.tether_period - self._tether_due) / dt - 1e-9)))
