@@ -31,6 +31,7 @@ RUNTIME = [
     "pygeomag>=1.1,<2",  # the World Magnetic Model (WMM2025) for the HIL compass
     "trimesh>=4.5,<6",  # the scene's meshes (uvms_sim.scene)
     "embreex>=4.3,<5",  # rays cast into the scene (Embree, through trimesh)
+    "coal>=3.0,<4",  # collision detection for contacts (uvms_sim.scene.collision)
 ]
 ROS_WHEELS = [
     "ros-rclpy[fastrtps]>=9.1",

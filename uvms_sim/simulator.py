@@ -22,9 +22,10 @@ the reference path.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+from transforms3d.euler import euler2quat
 
 from .actuators.bank import ThrusterBank, thruster_bank
 from .actuators.joints import JointMotors
@@ -32,14 +33,17 @@ from .actuators.servo import JointServos
 from .dynamics.constraints import RigidConstraint, constrained_aba, pose_error, project_velocity
 from .dynamics.contact import Contacts
 from .dynamics.fast import METHODS, FastDynamics, JointTables
+from .dynamics.flat import NW, WPW, WRW
 from .dynamics.integrate import INTEGRATORS
 from .dynamics.kinematics import ExternalWrench, wrench_sum
+from .dynamics.touch import PAIR_ROWS, Touch
 from .hydro.environment import Environment
 from .log import logger
 from .model.crba import crba
 from .model.kinematics import check_finite, placements
 from .model.model import Model
 from .model.system import System
+from .scene import ContactLaw
 from .spatial import Array
 from .tether.properties import TetherSpec
 
@@ -69,6 +73,7 @@ class Simulator:
     compiled: bool = True  # use the compiled kernels when the step allows it
     tethers: list = field(default_factory=list)  # tether.tether.Tether, stepped every tether_period
     tether_period: float = 0.005  # s of simulated time between the tethers' couplings
+    touch: Touch | None = None  # the touching pairs' detection (dynamics.touch), every touch.law.period
 
     def __post_init__(self) -> None:
         if self.method not in INTEGRATORS:
@@ -92,15 +97,22 @@ class Simulator:
         self.limit_impacts = 0  # joints stopped by their limits so far (an impact, or resting on it)
         self._limit_data = self.model.create_data()  # scratch of the joint-limit impacts
         self._contact_dt = 0.0  # the step the contact stiffnesses were last checked for
+        self._touch_due = math.inf  # simulated time since the last detection of touching pairs
 
     @classmethod
     def from_system(cls, system: System, method: str = "rk4") -> Simulator:
         """A simulator of a loaded description, at its initial configuration."""
         bank = thruster_bank(system)
         contacts = None
-        if system.seabeds or system.anchors:
-            contacts = Contacts(system.model, list(system.seabeds), list(system.anchors))
+        law = system.scene.contact if system.scene is not None else None
+        if system.seabeds or system.anchors or law is not None:
+            rows = PAIR_ROWS if law is not None else 0
+            contacts = Contacts(system.model, list(system.seabeds), list(system.anchors), rows)
         sim = cls(system.model, system.environment, method, bank, contacts=contacts)
+        if law is not None and system.scene is not None:
+            sim.touch = Touch(system.model, system.scene, law)
+            objects = [v.name for v in system.vehicles if v.kind == "object"]
+            sim._check_overlaps(sim.state.q, objects)
         sim.reset(system.initial_q)
         for c in system.constraints:
             sim.connect(c.parent, c.child, c.name, c.E, c.r)
@@ -180,6 +192,7 @@ class Simulator:
         self.state = State(np.array(q, dtype=float), np.array(v, dtype=float), 0.0)
         if self.tethers:  # the lines start again where their vehicles now are, at rest
             self.attach_tethers([t.spec for t in self.tethers])
+        self._forget_touch()  # touching pairs found again
 
     # -- inputs -------------------------------------------------------------------------------
     def set_generalized_forces(self, tau: Array) -> None:
@@ -238,6 +251,105 @@ class Simulator:
         placements(self.model, self.data, self.state.q)
         return np.array([pose_error(self.data, c) for c in self.constraints]).reshape(-1, 6)
 
+    # -- free objects of the scene (model.objects), added, removed and placed at run time ------
+    def add_object(self, spec: dict) -> None:
+        """Add a free object (a mapping as a description's ``scene.objects`` entry: name, shape,
+        size or file, mass or density, xyz, rpy...) at its pose, at rest; ``ConfigError`` naming
+        the key for a bad one, ``ValueError`` if it would start inside another body or the scene
+        (nothing changed then)."""
+        from .model.objects import object_spec, with_object
+
+        system = self._system()
+        spec_ = object_spec(spec, self.env.density)
+        new = with_object(system, spec_)
+        if new.scene is not None and new.scene.contact is None:
+            new = replace(new, scene=replace(new.scene, contact=ContactLaw()))
+        self._rebuild(new, [spec_.name])
+
+    def remove_object(self, name: str) -> None:
+        """Remove the free object ``name`` (KeyError naming the objects there are)."""
+        from .model.objects import without_object
+
+        self._rebuild(without_object(self._system(), name), [])
+
+    def place_object(self, name: str, xyz, rpy=(0.0, 0.0, 0.0), velocity=None) -> None:
+        """Put the free object ``name`` at ``xyz`` (NED, m) and ``rpy`` (rad), with ``velocity``
+        (6, body axes; default at rest); ValueError for non-finite values or a place inside
+        another body or the scene (nothing changed then)."""
+        system = self._system()
+        if name not in [v.name for v in system.vehicles if v.kind == "object"]:
+            raise KeyError(
+                f"no object named {name!r}: {[v.name for v in system.vehicles if v.kind == 'object']}"
+            )
+        i = self.model.body_index(name)
+        xyz = check_finite("xyz", xyz, 3)
+        rpy = check_finite("rpy", rpy, 3)
+        vel = np.zeros(6) if velocity is None else check_finite("velocity", velocity, 6)
+        q, v = self.state.q.copy(), self.state.v.copy()
+        iq, iv = self.model.idx_q[i], self.model.idx_v[i]
+        q[iq : iq + 3], q[iq + 3 : iq + 7], v[iv : iv + 6] = xyz, euler2quat(*rpy, axes="sxyz"), vel
+        self._check_overlaps(q, [name])
+        self.state = State(q, v, self.state.t)
+        self._forget_touch()
+
+    def _system(self) -> System:
+        if self.system is None:
+            raise ValueError("objects need a simulator built from a description (Simulator.from_system)")
+        return self.system
+
+    def _check_overlaps(
+        self, q: Array, names: list[str], touch: Touch | None = None, model: Model | None = None
+    ) -> None:
+        """ValueError if one of the bodies ``names`` would be deeper than the contact margin in
+        another body or the scene at ``q`` (a body spawned inside another is thrown out of it)."""
+        touch, model = touch or self.touch, model or self.model
+        if touch is None or not names:
+            return
+        deep = touch.overlaps(*touch.poses(q), {model.body_index(n) for n in names})
+        if deep:
+            a, b, depth = deep
+            raise ValueError(
+                f"object {a!r} would start {100 * depth:.1f} cm inside {b!r}: place it elsewhere"
+            )
+
+    def _rebuild(self, system: System, placed: list[str]) -> None:
+        """This simulator for ``system`` (another set of objects): the bodies both have keep
+        their state and loads, the objects that are new start at their pose, at rest."""
+        old = self.model
+        new = system.model
+        q, v = system.initial_q.copy(), np.zeros(new.nv)
+        tau, f_ext = np.zeros(new.nv), np.zeros((new.nbodies, 6))
+        for k, body in enumerate(new.bodies):
+            if body.name in placed or body.name not in {b.name for b in old.bodies}:
+                continue
+            j = old.body_index(body.name)
+            sq, sv, oq, ov = new.q_slice(k), new.v_slice(k), old.q_slice(j), old.v_slice(j)
+            q[sq], v[sv], tau[sv] = self.state.q[oq], self.state.v[ov], self.tau[ov]
+            f_ext[k] = self.f_ext[j]
+        law = system.scene.contact if system.scene is not None else None
+        touch = Touch(new, system.scene, law) if law is not None and system.scene is not None else None
+        self._check_overlaps(q, placed, touch, new)
+        contacts = None
+        if system.seabeds or system.anchors or touch is not None:
+            rows = PAIR_ROWS if touch is not None else 0
+            contacts = Contacts(new, list(system.seabeds), list(system.anchors), rows)
+        self.system, self.model, self.touch, self.contacts = system, new, touch, contacts
+        self.data, self._limit_data = new.create_data(), new.create_data()
+        self.tau, self.f_ext = tau, f_ext
+        self._loads_buffer = np.zeros((new.nbodies, 6))
+        tw = np.zeros((new.nbodies, 6))
+        tw[: min(old.nbodies, new.nbodies)] = self._tether_wrench[: min(old.nbodies, new.nbodies)]
+        self._tether_wrench = tw  # (objects come after every vehicle: the tethered links keep their index)
+        self._fast = None
+        self._contact_dt = 0.0
+        self.state = State(q, v, self.state.t)
+        self._touch_due = math.inf
+
+    def _forget_touch(self) -> None:
+        if self.touch is not None and self.contacts is not None:
+            self.touch.forget(self.contacts)
+            self._touch_due = math.inf
+
     # -- dynamics -------------------------------------------------------------------------------
     def _external(self, data) -> Array:
         return wrench_sum(self.loads, data, self.thrusters, self.contacts)
@@ -268,14 +380,18 @@ class Simulator:
             raise ValueError(f"dt must be > 0, got {dt}")
         if self.contacts is not None and dt != self._contact_dt:
             self._check_contact_step(dt)
+        if self.touch is not None:
+            self._detect_touching()
+            self._touch_due += dt
         self._step_held(dt, self._tether_loads if self.tethers else None)
         if self.tethers:
             self._couple_tethers(dt)
         return self.state
 
     def _step_held(self, dt: float, loads) -> None:
-        """One step without the tethers' coupling: the joint motors, the thrusters' spin-up, the
-        integrator and the joint limits, with the body wrenches ``loads()`` (None: ``f_ext``)."""
+        """One step without the tethers' coupling and the detection of touch: the joint motors,
+        the thrusters' spin-up, the integrator and the joint limits, with the body wrenches
+        ``loads()`` (None: ``f_ext``)."""
         s = self.state
         if self.joint_motors is not None:
             self.tau = self.joint_motors.apply(self.tau, s.q, s.v, dt)
@@ -402,18 +518,27 @@ class Simulator:
             return self.state
         if not dt > 0.0:
             raise ValueError(f"dt must be > 0, got {dt}")
-        if not self.tethers:
+        if not self.tethers and self.touch is None:
             if joints is not None:
                 return self._advance_joints(fast, joints, dt, steps, self.f_ext)
             return self._advance_held(fast, dt, steps, self.f_ext)
-        while steps > 0:  # groups of steps up to each coupling of the tethers
-            group = min(steps, max(1, math.ceil((self.tether_period - self._tether_due) / dt - 1e-9)))
+        while steps > 0:  # groups of steps up to each coupling of the tethers and detection of touch
+            group = steps
+            if self.tethers:
+                group = min(group, max(1, math.ceil((self.tether_period - self._tether_due) / dt - 1e-9)))
+            if self.touch is not None:
+                self._detect_touching()
+                group = min(group, max(1, math.ceil((self.touch.law.period - self._touch_due) / dt - 1e-9)))
             steps -= group
             if group == 1:
                 self.step(dt)
                 continue
-            self._advance_held(fast, dt, group, self._tether_loads())
-            self._couple_tethers(group * dt)
+            fast = self.fast_dynamics() or fast  # (the contact table may have grown)
+            self._advance_held(fast, dt, group, self._tether_loads() if self.tethers else self.f_ext)
+            if self.tethers:
+                self._couple_tethers(group * dt)
+            if self.touch is not None:
+                self._touch_due += group * dt
         return self.state
 
     def _joint_tables(self) -> JointTables | None:
@@ -431,6 +556,26 @@ class Simulator:
             tables = self._joints = JointTables(self.model, SF, SI)
             tables.servos = motors
         return tables
+
+    def _detect_touching(self) -> None:
+        """The touching pairs' points (``dynamics.touch``) when a detection is due."""
+        if self.touch is not None and self.contacts is not None:
+            if self._touch_due >= self.touch.law.period * (1.0 - 1e-9):
+                self.touch.detect(*self._world_poses(), self.contacts)
+                self._touch_due = 0.0
+
+    def _world_poses(self) -> tuple[Array, Array]:
+        """Every body's world rotation (nb x 3 x 3) and origin (nb x 3) at the current state: the
+        compiled forward pass's (one evaluation), else the reference placements."""
+        fast = self.fast_dynamics()
+        if fast is None or self.touch is None:
+            placements(self.model, self.data, self.state.q)
+            return self.data.R_world, self.data.p_world
+        s = self.state
+        fast.aba(s.q, s.v, self.tau, self.loads, None, s.t)
+        nb = self.model.nbodies
+        WB = fast.W[: nb * NW].reshape(nb, NW)
+        return WB[:, WRW : WRW + 9].reshape(nb, 3, 3), WB[:, WPW : WPW + 3]
 
     def _advance_held(self, fast: FastDynamics, dt: float, steps: int, loads: Array) -> State:
         """``steps`` steps in one compiled call with the inputs and ``loads`` held."""
@@ -495,8 +640,7 @@ class Simulator:
             fast = self._fast = FastDynamics(self.model, self.env, self.thrusters)
         if self.constraints or fast.constraints:
             fast.set_constraints(self.constraints, *self.baumgarte)
-        if self.contacts is not fast.contacts:
-            fast.set_contacts(self.contacts)
+        fast.set_contacts(self.contacts)  # (returns at once when they are the same rows)
         return fast
 
     def acceleration(self) -> Array:

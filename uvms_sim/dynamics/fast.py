@@ -25,6 +25,8 @@ from ..spatial import Array
 from . import compiled
 from .contact import Contacts
 from .flat import (
+    NKF,
+    NKI,
     NLF,
     NLI,
     NSI,
@@ -89,10 +91,10 @@ class FastDynamics:
         self.CF = np.zeros((0, 14))  # E (child_R_parent, row-major), r, Baumgarte α, β
         self.constraints: list = []
         self.baumgarte = (5.0, 5.0)
-        self.KI = np.zeros((0, 2), dtype=np.int64)  # contact points: body, kind (0 seabed, 1 anchor)
-        self.KF = np.zeros((0, 10))  # r, depth or anchor point, k, c, μ, v_s
-        self.contact_names: list[str] = []
+        self.KI = np.zeros((0, NKI), dtype=np.int64)  # contact rows (contact.Contacts): body, kind, other
+        self.KF = np.zeros((0, NKF))
         self.contacts: Contacts | None = None
+        self._contacts_version = -1
         self._refresh()  # the tables, packed
         # the entry points (compiled.closed, compiled.entry), loaded on first use (0.1-0.3 s each)
         self._aba: Callable[..., None] | None = None
@@ -109,6 +111,10 @@ class FastDynamics:
             self.tables, self.CI, self.CF, self.KI, self.KF, model.nq, model.nv, self.wave_rows
         )
         self.W, self.KN, self.fluid, self.WT = views["W"], views["KN"], views["fluid"], views["WT"]
+        # the contact rows live here from now on (the slipping points move in them)
+        self.KI, self.KF = views["KI"], views["KF"]
+        if self.contacts is not None:
+            self.contacts.bind(self.KI, self.KF, self.KN)
         # the state and inputs of a prepared call (PreparedAba)
         self.q_in, self.v_in, self.tau_in = views["q"], views["v"], views["tau"]
         self.f_ext_in, self.n_in, self.ddq_in = views["f_ext"], views["n"], views["ddq"]
@@ -118,35 +124,24 @@ class FastDynamics:
         self._synced: tuple = ()  # what the buffers were last brought up to date with (_sync)
 
     def set_contacts(self, contacts) -> None:
-        """Seabed and anchor contacts (``contact.Contacts``) evaluated in every forward pass."""
-        if contacts is self.contacts:
+        """The contact rows (``contact.Contacts``) evaluated in every forward pass; the rows then
+        live in this object's buffer (``Contacts.bind``), where both paths read and move them."""
+        if contacts is self.contacts and (contacts is None or contacts.version == self._contacts_version):
             return
         self.contacts = contacts
-        KI, KF, names = [], [], []
-        if contacts is not None:
-            for sb, points in contacts.seabeds:
-                for name, body, r in points:
-                    KI.append((body, 0))
-                    KF.append(
-                        [*r, sb.depth, 0.0, 0.0, sb.stiffness, sb.damping, sb.friction, sb.slip_velocity]
-                    )
-                    names.append(name)
-            for a, body, r in contacts.anchors:
-                KI.append((body, 1))
-                KF.append([*r, *np.asarray(a.anchor, dtype=float), a.stiffness, a.damping, 0.0, 1.0])
-                names.append("")
-        self.KI = np.array(KI, dtype=np.int64).reshape(-1, 2)
-        self.KF = np.array(KF, dtype=float).reshape(-1, 10)
-        self.contact_names = names
+        if contacts is None:
+            self.KI, self.KF = np.zeros((0, NKI), dtype=np.int64), np.zeros((0, NKF))
+        else:
+            self.KI, self.KF = contacts.KI, contacts.KF
+            self._contacts_version = contacts.version
         self._pack()
 
     def normal_forces(self) -> dict[str, float]:
         """Seabed normal force of every contact point (N) at the last evaluation, by name."""
-        return {
-            n: float(f)
-            for n, f, (_, kind) in zip(self.contact_names, self.KN, self.KI, strict=True)
-            if kind == 0
-        }
+        if self.contacts is None:
+            return {}
+        names = self.contacts.names
+        return {n: float(self.KN[k]) for k, n in enumerate(names) if n and self.KI[k, 1] == 0}
 
     def set_constraints(self, constraints, alpha: float = 5.0, beta: float = 5.0) -> None:
         """Rigid connections (``constraints.RigidConstraint``) enforced by the Udwadia-Kalaba

@@ -279,8 +279,10 @@ def wave_table(waves) -> np.ndarray:
     return WT
 
 
-# columns of a connection (E, r, α, β) and of a contact point (r, depth or anchor, k, c, μ, v_s)
-NCF, NKF = 14, 10
+# columns of a connection (E, r, α, β), of a contact (``dynamics.contact``: r, depth or anchor,
+# k, c, μ, v_s; a touching pair's point: r_A, r_B, k, c, μ, k_t, normal, c_t) and of its ints
+# (body, kind, other body)
+NCF, NKF, NKI = 14, 14, 3
 
 
 def pack(
@@ -300,7 +302,7 @@ def pack(
     (o_bf, o_tf, o_cf, o_kf, o_kn, o_w, o_in, o_wt), nf = offsets(
         BF.size, TF.size, CF.size, KF.size, nk, workspace(nb, nq, nv, nt, nc)[1], n_in, WT.size
     )
-    (o_bi, o_ti, o_ci, o_ki), ni = offsets(BI.size, nt, 2 * nc, 2 * nk)
+    (o_bi, o_ti, o_ci, o_ki), ni = offsets(BI.size, nt, 2 * nc, NKI * nk)
     FB = np.zeros(NFLUID + nf)
     IB = np.zeros(NH + ni, dtype=np.int64)
     IB[:NH] = (nb, BF.shape[1], nt, nc, nk, nq, nv, nw,
@@ -318,7 +320,7 @@ def pack(
         "BI": IB[IB[H_BI] : IB[H_BI] + BI.size].reshape(BI.shape),
         "TI": IB[IB[H_TI] : IB[H_TI] + nt],
         "CI": IB[IB[H_CI] : IB[H_CI] + 2 * nc].reshape(nc, 2),
-        "KI": IB[IB[H_KI] : IB[H_KI] + 2 * nk].reshape(nk, 2),
+        "KI": IB[IB[H_KI] : IB[H_KI] + NKI * nk].reshape(nk, NKI),
     }
     # the state and inputs of a prepared call: a field of one column is a vector, as the kernels read it
     for name, (rows, columns), start in zip(("q", "v", "tau", "f_ext", "n", "ddq"), ins, starts, strict=True):

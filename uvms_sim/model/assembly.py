@@ -22,6 +22,7 @@ from .crba import crba
 from .joints import Joint
 from .kinematics import placements
 from .model import Model
+from .objects import read_objects
 from .reader import (
     JointSpec,
     LinkSpec,
@@ -52,6 +53,8 @@ def assemble(top: Cursor, base_dir: Path, source: Path) -> System:
     vehicles = [read_vehicle(c, base_dir, k) for k, c in enumerate(top["vehicles"].seq("a list of vehicles"))]
     if not vehicles:
         raise top["vehicles"].error("expected at least one vehicle")
+    if "scene" in top and isinstance(top["scene"].value, dict) and "objects" in top["scene"]:
+        vehicles += read_objects(top["scene"]["objects"], base_dir, env.density)
     names = [v.name for v in vehicles]
     for v in vehicles:
         if names.count(v.name) > 1:
@@ -105,6 +108,7 @@ def assemble(top: Cursor, base_dir: Path, source: Path) -> System:
                 v.thruster_model,
                 v.frame,
                 v.sensors,
+                v.kind,
             )
             for v in vehicles
         ),
@@ -154,6 +158,8 @@ def _warn_slips(system: System, source: Path) -> None:
     if not 500.0 <= env.density <= 1100.0:
         logger.warning(f"{source}: water_density {env.density:g} kg/m^3 is no water's (1000 fresh, 1025 sea)")
     for v in system.vehicles:
+        if v.kind == "object":  # a stone sinks, a float floats: both are meant
+            continue
         idx = [m.body_index(b) for b in v.bodies]
         mass, volume = float(m.mass[idx].sum()), float(m.volume[idx].sum())
         if mass > 0 and volume == 0.0:

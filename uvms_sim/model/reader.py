@@ -89,6 +89,7 @@ class VehicleSpec:
     cur: Cursor
     frame: str = "frd"
     sensors: tuple[SensorSpec, ...] = ()
+    kind: str = "vehicle"  # or "object" (model.objects)
 
 
 def read_contacts(cur: Cursor, links: set[str]) -> tuple[tuple[Seabed, ...], tuple[Anchor, ...]]:

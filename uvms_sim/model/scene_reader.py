@@ -9,7 +9,16 @@ from pathlib import Path
 import numpy as np
 
 from ..hydro.environment import Seafloor
-from ..scene import GeometryError, HeightmapSeabed, MeshSeabed, PlaneSeabed, Scene, Shape, Structure
+from ..scene import (
+    ContactLaw,
+    GeometryError,
+    HeightmapSeabed,
+    MeshSeabed,
+    PlaneSeabed,
+    Scene,
+    Shape,
+    Structure,
+)
 from ..scene.geometry import SIZES
 from .yaml_source import Cursor
 
@@ -21,8 +30,13 @@ SEABED_KEYS = {
 }
 
 
+CONTACT_KEYS = ("stiffness", "restitution", "friction", "tangential_stiffness", "margin", "period")
+
+
 def read_scene(cur: Cursor, base_dir: Path) -> Scene:
-    cur.mapping(optional=("seabed", "structures"))
+    """The seabed, structures and ``contact`` law (``objects`` are read as bodies:
+    ``model.objects``; with objects and no ``contact``, the default law)."""
+    cur.mapping(optional=("seabed", "structures", "contact", "objects"))
     seabed = (
         read_seabed(cur["seabed"], base_dir) if "seabed" in cur and cur["seabed"].value is not None else None
     )
@@ -34,7 +48,24 @@ def read_scene(cur: Cursor, base_dir: Path) -> Scene:
     for c, name in zip(cur["structures"].seq() if structures else [], names, strict=True):
         if names.count(name) > 1:
             raise c["name"].error(f"structure name {name!r} is used twice")
-    return Scene(seabed, tuple(structures))
+    contact = read_contact_law(cur["contact"]) if "contact" in cur else None
+    if contact is None and "objects" in cur and cur["objects"].value:
+        contact = ContactLaw()
+    return Scene(seabed, tuple(structures), contact)
+
+
+def read_contact_law(cur: Cursor) -> ContactLaw:
+    """``scene.contact``: the ``scene.ContactLaw`` (defaults where left out; ``{}`` or ``true``:
+    all defaults)."""
+    if cur.value is True or cur.value is None:
+        return ContactLaw()
+    cur.mapping(optional=CONTACT_KEYS)
+    values = {k: cur[k].number() for k in CONTACT_KEYS if k in cur}
+    try:
+        return ContactLaw(**values)
+    except GeometryError as exc:
+        key = str(exc).split()[1]
+        raise (cur[key] if key in cur else cur).error(str(exc)) from None
 
 
 def read_seabed(cur: Cursor, base_dir: Path) -> PlaneSeabed | HeightmapSeabed | MeshSeabed:

@@ -86,6 +86,7 @@ class Vehicle:
     thruster_model: tuple[tuple[str, object], ...] = (("preset", "t200_16v"),)
     frame: str = "frd"  # axes of the description's root link: frd, or flu (the root is then <name>_frd)
     sensors: tuple = ()  # model.sensor_specs.SensorSpec: what the vehicle carries besides ground truth
+    kind: str = "vehicle"  # or "object": a free object of the scene (model.objects)
 
 
 @dataclass(frozen=True)

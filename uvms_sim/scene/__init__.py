@@ -5,10 +5,10 @@ rays into it."""
 
 from .geometry import MAX_TRIANGLES, GeometryError, Shape, load_mesh
 from .raycast import SceneRays
-from .scene import Scene, Structure
+from .scene import ContactLaw, Scene, Structure
 from .seabed import HeightmapSeabed, MeshSeabed, PlaneSeabed, Seabed
 
 __all__ = [
-    "MAX_TRIANGLES", "GeometryError", "HeightmapSeabed", "MeshSeabed", "PlaneSeabed", "Scene", "SceneRays",
-    "Seabed", "Shape", "Structure", "load_mesh",
+    "MAX_TRIANGLES", "ContactLaw", "GeometryError", "HeightmapSeabed", "MeshSeabed", "PlaneSeabed", "Scene",
+    "SceneRays", "Seabed", "Shape", "Structure", "load_mesh",
 ]  # fmt: skip

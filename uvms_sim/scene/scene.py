@@ -21,13 +21,46 @@ class Structure:
 
 
 @dataclass(frozen=True)
+class ContactLaw:
+    """How bodies touch the scene and each other (``dynamics.contact``, ``dynamics.touch``):
+    the normal ``stiffness`` (N/m) of a touching pair, shared among its points, the
+    ``restitution`` of its impacts (0: none, 1: elastic), Coulomb's ``friction`` coefficient,
+    the ``tangential_stiffness`` (N/m) of the sticking spring, the ``margin`` (m) within which
+    a pair is watched and the ``period`` (s) of the detection."""
+
+    stiffness: float = 2.0e4
+    restitution: float = 0.2
+    friction: float = 0.6
+    tangential_stiffness: float = 2.0e4
+    margin: float = 0.02
+    period: float = 0.005
+
+    def __post_init__(self) -> None:
+        checks = {
+            "stiffness": (self.stiffness, 0.0, 1e9, "N/m"),
+            "restitution": (self.restitution, 0.0, 1.0, ""),
+            "friction": (self.friction, 0.0, 10.0, ""),
+            "tangential_stiffness": (self.tangential_stiffness, 0.0, 1e9, "N/m"),
+            "margin": (self.margin, 1e-4, 1.0, "m"),
+            "period": (self.period, 1e-4, 0.1, "s"),
+        }
+        for name, (value, lo, hi, unit) in checks.items():
+            if not (np.isfinite(value) and lo <= value <= hi) or (name == "stiffness" and value == 0.0):
+                raise GeometryError(
+                    f"contact {name} must be in [{lo:g}, {hi:g}] {unit}, got {value}".rstrip()
+                )
+
+
+@dataclass(frozen=True)
 class Scene:
     """The world's fixed geometry (NED): ``seabed`` (None: no seabed in range) and
-    ``structures``. ``triangles()`` gives every surface that rays hit, but a plane seabed,
+    ``structures``, and how bodies touch it (``contact``; free objects are bodies of the
+    system). ``triangles()`` gives every surface that rays hit, but a plane seabed,
     which ``raycast.SceneRays`` treats in closed form."""
 
     seabed: Seabed | None = None
     structures: tuple[Structure, ...] = ()
+    contact: ContactLaw | None = None  # None: nothing touches (but through the older seabed points)
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -1,0 +1,381 @@
+"""Contacts of the scene against physics (dynamics.touch, dynamics.contact): a sphere resting on
+the seabed, a block on an incline sticking and sliding, a box pushed until it slides, a grasp
+held against gravity and a current, energy with restitution 0 and 1, no tunnelling through a
+thin panel, and the compiled law equal to the reference one."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from transforms3d.quaternions import quat2mat
+
+from uvms_sim.dynamics.touch import damping_ratio
+from uvms_sim.model.description import load
+from uvms_sim.simulator import Simulator
+
+G = 9.80665
+RHO = 1000.0
+DT = 0.001
+
+POST = """
+vehicles:
+  - name: post
+    base: fixed
+    links: [{name: post, collision: []}]
+"""
+
+
+def _system(tmp_path: Path, text: str, name: str = "scene.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return load(path)
+
+
+def _object_state(sim: Simulator, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Position (NED), quaternion and velocity (body axes) of a free object."""
+    m = sim.model
+    i = m.body_index(name)
+    iq, iv = m.idx_q[i], m.idx_v[i]
+    return (
+        sim.state.q[iq : iq + 3].copy(),
+        sim.state.q[iq + 3 : iq + 7].copy(),
+        sim.state.v[iv : iv + 6].copy(),
+    )
+
+
+def _added_mass(sim: Simulator, name: str) -> np.ndarray:
+    return sim.model.M_A[sim.model.body_index(name)]
+
+
+def test_restitution_damping_ratio():
+    """ζ(e) inverts e = exp(-π ζ / sqrt(1 - ζ²)), the restitution of a linear spring-damper."""
+    for e in (0.05, 0.2, 0.5, 0.9):
+        z = damping_ratio(e)
+        assert math.exp(-math.pi * z / math.sqrt(1 - z * z)) == pytest.approx(e, rel=1e-12)
+    assert damping_ratio(0.0) == 1.0 and damping_ratio(1.0) == 0.0
+
+
+def test_sphere_rests_where_weight_less_buoyancy_meets_the_stiffness(tmp_path):
+    """A 2 kg sphere of 5 cm radius dropped on a seabed at 10 m rests with its centre at
+    10 - r + (W - B) / k: to 1e-6 m (the damped contact has settled in 3 s: critically damped,
+    restitution 0)."""
+    k = 2.0e4
+    system = _system(tmp_path, POST + f"""
+scene:
+  seabed: {{type: plane, depth: 10.0}}
+  contact: {{stiffness: {k}, restitution: 0.0}}
+  objects: [{{name: ball, shape: sphere, size: [0.05], mass: 2.0, xyz: [0, 0, 9.8]}}]
+""")  # fmt: skip
+    sim = Simulator.from_system(system)
+    sim.advance(DT, 3000)
+    p, _, v = _object_state(sim, "ball")
+    volume = 4 / 3 * math.pi * 0.05**3
+    rest = 10.0 - 0.05 + (2.0 - RHO * volume) * G / k
+    assert p[2] == pytest.approx(rest, abs=1e-6)
+    assert np.abs(v).max() < 1e-6
+    assert p[0] == pytest.approx(0.0, abs=1e-9) and p[1] == pytest.approx(0.0, abs=1e-9)
+
+
+def _incline(tmp_path, slope_deg: float, mu: float):
+    """A 0.3 x 0.3 x 0.1 m box of 20 kg on a plane seabed sloping down to the north by
+    ``slope_deg``, no drag (its added mass from its shape), resting on its face."""
+    s = math.tan(math.radians(slope_deg))
+    theta = math.radians(slope_deg)
+    normal = np.array([s, 0.0, -1.0]) / math.hypot(s, 1.0)  # out of the seabed, NED
+    centre = np.array([0.0, 0.0, 10.0]) + (0.05 + 1e-4) * normal
+    volume = 0.3 * 0.3 * 0.1
+    system = _system(tmp_path, POST + f"""
+scene:
+  seabed: {{type: plane, depth: 10.0, slope: [{s}, 0.0]}}
+  contact: {{stiffness: 1.0e5, tangential_stiffness: 1.0e5, restitution: 0.1, friction: {mu}}}
+  objects:
+    - name: block
+      shape: box
+      size: [0.3, 0.3, 0.1]
+      mass: 20.0
+      xyz: {centre.tolist()}
+      rpy: [0.0, {-theta}, 0.0]
+      hydrodynamics:
+        volume: {volume}
+        added_mass: {{X_udot: -2.0, Y_vdot: -2.0, Z_wdot: -30.0, K_pdot: -0.1, M_qdot: -0.1, N_rdot: -0.2}}
+""")  # fmt: skip
+    return system, theta, volume
+
+
+def test_block_on_an_incline_sticks_below_the_friction_angle(tmp_path):
+    """μ = 0.5 (friction angle 26.6°) at 20°: once it has settled (1 s) the block moves less
+    than 1 µm in 4 s: static friction, no creep (what its springs hold stays held)."""
+    system, _, _ = _incline(tmp_path, 20.0, 0.5)
+    sim = Simulator.from_system(system)
+    sim.advance(DT, 1000)
+    settled = _object_state(sim, "block")[0]
+    sim.advance(DT, 4000)
+    end = _object_state(sim, "block")[0]
+    assert np.linalg.norm(end - settled) < 1e-6
+
+
+def test_block_on_an_incline_slides_above_it_with_the_corrected_acceleration(tmp_path):
+    """At 35° with μ = 0.5 the block slides down with a = (m - ρV) g (sin θ - μ cos θ) /
+    (m + m_a): buoyancy and the added mass along the slope (2 kg) included. Fitted over 0.5-2 s,
+    to 0.5 % (the contact springs' ringing after the start, averaged out)."""
+    system, theta, volume = _incline(tmp_path, 35.0, 0.5)
+    sim = Simulator.from_system(system)
+    along = np.array([math.cos(theta), 0.0, math.sin(theta)])
+    times, places = [], []
+    for _ in range(20):
+        sim.advance(DT, 100)
+        times.append(sim.state.t)
+        places.append(_object_state(sim, "block")[0] @ along)
+    t, x = np.array(times[4:]), np.array(places[4:])
+    measured = 2.0 * np.polyfit(t, x, 2)[0]
+    m_a = _added_mass(sim, "block")[0, 0]
+    assert m_a == pytest.approx(2.0)
+    expected = (20.0 - RHO * volume) * G * (math.sin(theta) - 0.5 * math.cos(theta)) / (20.0 + m_a)
+    assert measured == pytest.approx(expected, rel=5e-3)
+
+
+def _floor_box(tmp_path, mu: float = 0.4):
+    return _system(tmp_path, POST + f"""
+scene:
+  seabed: {{type: plane, depth: 10.0}}
+  contact: {{stiffness: 1.0e5, tangential_stiffness: 1.0e5, restitution: 0.1, friction: {mu}}}
+  objects:
+    - name: box
+      shape: box
+      size: [0.4, 0.4, 0.1]
+      mass: 30.0
+      xyz: [0.0, 0.0, 9.9499]
+      hydrodynamics:
+        volume: 0.016
+        added_mass: {{X_udot: -3.0, Y_vdot: -3.0, Z_wdot: -40.0, K_pdot: -0.1, M_qdot: -0.1, N_rdot: -0.2}}
+""")  # fmt: skip
+
+
+@pytest.mark.parametrize("fraction", [0.95, 1.05])
+def test_box_pushed_sideways_starts_to_slide_at_mu_n(tmp_path, fraction):
+    """A horizontal push along the box's base (no tipping moment: its four corners bear alike),
+    raised over 0.5 s: at 95 % of μ N the box stays, moved only by the tangential springs
+    (F / k_t, to 2 %), then not at all; at 105 % it slides with a = (F - μ N) / (m + m_a) (to
+    1 %)."""
+    mu = 0.4
+    sim = Simulator.from_system(_floor_box(tmp_path, mu))
+    sim.advance(DT, 500)  # settled on the seabed
+    normal = (30.0 - RHO * 0.016) * G
+    push = fraction * mu * normal
+    x0 = _object_state(sim, "box")[0][0]
+    for k in range(1, 51):
+        f = push * k / 50  # at the base, 5 cm below the centre (NED z down): moment r x f
+        sim.set_body_wrench("box", [f, 0, 0, 0, 0.05 * f, 0])
+        sim.advance(DT, 10)
+    times, places = [], []
+    for _ in range(15):
+        sim.advance(DT, 100)
+        times.append(sim.state.t)
+        places.append(_object_state(sim, "box")[0][0] - x0)
+    if fraction < 1.0:
+        assert places[-1] == pytest.approx(push / 1.0e5, rel=0.02)
+        assert abs(places[-1] - places[5]) < 1e-7
+    else:
+        measured = 2.0 * np.polyfit(times[3:], places[3:], 2)[0]
+        expected = (push - mu * normal) / (30.0 + 3.0)
+        assert measured == pytest.approx(expected, rel=0.01)
+
+
+GRIP = """
+vehicles:
+  - name: rig
+    base: fixed
+    links:
+      - {name: palm, collision: []}
+      - name: jaw_left
+        mass: 0.3
+        inertia: [1.0e-3, 1.0e-3, 1.0e-3]
+        collision: [{box: [0.06, 0.02, 0.12]}]
+        hydrodynamics: {volume: 1.0e-4}
+      - name: jaw_right
+        mass: 0.3
+        inertia: [1.0e-3, 1.0e-3, 1.0e-3]
+        collision: [{box: [0.06, 0.02, 0.12]}]
+        hydrodynamics: {volume: 1.0e-4}
+    joints:
+      - name: left
+        type: prismatic
+        parent: palm
+        child: jaw_left
+        origin: {xyz: [0, -0.041, 0]}
+        axis: [0, 1, 0]
+        limits: {lower: -0.1, upper: 0.1}
+      - name: right
+        type: prismatic
+        parent: palm
+        child: jaw_right
+        origin: {xyz: [0, 0.041, 0]}
+        axis: [0, 1, 0]
+        limits: {lower: -0.1, upper: 0.1}
+environment:
+  current: [0.3, 0.0, 0.0]
+scene:
+  seabed: {type: plane, depth: 1.0}
+  contact: {stiffness: 5.0e4, tangential_stiffness: 5.0e4, restitution: 0.1, friction: 0.6}
+  objects:
+    - {name: can, shape: cylinder, size: [0.03, 0.15], mass: 1.0}
+"""
+
+
+def test_two_jaws_hold_a_cylinder_against_gravity_and_a_current_then_drop_it(tmp_path):
+    """A 1 kg cylinder (weight in water 5.7 N) squeezed by two jaws with 30 N each, in a
+    0.3 m/s current across it: it slips less than 1 mm in 60 s (issue's grasp). Opened, the
+    jaws let it fall onto the seabed 1 m below, where it lies (on the seabed, not in it)."""
+    system = _system(tmp_path, GRIP)
+    sim = Simulator.from_system(system)
+    m = sim.model
+    left, right = m.idx_v[m.body_index("jaw_left")], m.idx_v[m.body_index("jaw_right")]
+    tau = np.zeros(m.nv)
+    tau[left], tau[right] = 30.0, -30.0
+    sim.set_generalized_forces(tau)
+    sim.advance(DT, 1000)  # the jaws close and the current has pushed
+    held = _object_state(sim, "can")[0]
+    for _ in range(59):
+        sim.advance(DT, 1000)
+    after = _object_state(sim, "can")[0]
+    assert np.linalg.norm(after - held) < 1e-3
+    assert abs(held[2]) < 2e-3  # caught where it was
+    tau[left], tau[right] = -5.0, 5.0  # open
+    sim.set_generalized_forces(tau)
+    for _ in range(40):
+        sim.advance(DT, 250)
+    p, quat, v = _object_state(sim, "can")
+    axis_down = abs(quat2mat(quat)[2, 2])  # |cos| of the can's axis from the vertical
+    lowest = p[2] + 0.075 * axis_down + 0.03 * math.sqrt(max(0.0, 1.0 - axis_down**2))
+    assert lowest == pytest.approx(1.0, abs=2e-3)  # on the seabed, standing or lying
+    assert abs(v[2]) < 0.01
+
+
+def _energy(sim: Simulator, name: str, k: float, depth: float, radius: float) -> float:
+    p, _, v = _object_state(sim, name)
+    m = sim.model.mass[sim.model.body_index(name)]
+    d = max(0.0, p[2] + radius - depth)
+    return 0.5 * m * float(v[:3] @ v[:3]) - m * G * p[2] + 0.5 * k * d * d
+
+
+def _bouncer(tmp_path, restitution: float):
+    return _system(tmp_path, POST + f"""
+environment: {{water_density: 1.0e-3}}
+scene:
+  seabed: {{type: plane, depth: 10.0}}
+  contact: {{stiffness: 2.0e4, restitution: {restitution}}}
+  objects:
+    - name: ball
+      shape: sphere
+      size: [0.05]
+      mass: 2.0
+      xyz: [0, 0, 9.5]
+      hydrodynamics: {{volume: 1.0e-9}}
+""")  # fmt: skip
+
+
+def _bounce_1d(h: float, seconds: float) -> tuple[np.ndarray, float]:
+    """The elastic ball's fall and bounces as one coordinate (depth of its lowest point below
+    the start, m), integrated by classical RK4 here: (depths every 50 ms, energy gained, J)."""
+    m, k, floor = 2.0, 2.0e4, 0.45
+
+    def acc(x: float) -> float:
+        return G - (k / m) * max(0.0, x - floor)
+
+    x = v = 0.0
+    out = []
+    every = round(0.05 / h)
+    for n in range(round(seconds / h)):
+        k1x, k1v = v, acc(x)
+        k2x, k2v = v + h / 2 * k1v, acc(x + h / 2 * k1x)
+        k3x, k3v = v + h / 2 * k2v, acc(x + h / 2 * k2x)
+        k4x, k4v = v + h * k3v, acc(x + h * k3x)
+        x += h / 6 * (k1x + 2 * k2x + 2 * k3x + k4x)
+        v += h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        if (n + 1) % every == 0:
+            out.append(x)
+    energy = 0.5 * m * v * v - m * G * x + 0.5 * k * max(0.0, x - floor) ** 2
+    return np.array(out), energy
+
+
+def test_contacts_never_create_energy_elastic(tmp_path):
+    """Restitution 1 in (almost) no water: the law is conservative, so the simulated ball
+    follows, to 1e-9 m over 10 s (15 bounces), an independent RK4 integration of the same
+    spring; what that integration gains or loses is RK4's error where the force starts and
+    stops (a kink in the force), within 1e-3 of the fall's energy at 1 ms and shrinking with
+    the step (h / 8: 10 times less)."""
+    sim = Simulator.from_system(_bouncer(tmp_path, 1.0))
+    depths = []
+    for _ in range(200):
+        sim.advance(DT, 50)
+        depths.append(_object_state(sim, "ball")[0][2] - 9.5)
+    reference, gained = _bounce_1d(DT, 10.0)
+    np.testing.assert_allclose(depths, reference, atol=1e-9)
+    scale = 2.0 * G * 0.45  # the energy of the fall
+    assert abs(gained) / scale < 1e-3
+    assert abs(_bounce_1d(DT / 8, 10.0)[1]) < abs(gained) / 10
+
+
+def test_contacts_never_create_energy_inelastic(tmp_path):
+    """Restitution 0: the ball stops at the first impact, and its energy never rises."""
+    sim = Simulator.from_system(_bouncer(tmp_path, 0.0))
+    energies = [_energy(sim, "ball", 2.0e4, 10.0, 0.05)]
+    for _ in range(300):
+        sim.advance(DT, 10)
+        energies.append(_energy(sim, "ball", 2.0e4, 10.0, 0.05))
+    rises = np.diff(energies)
+    assert rises.max() < 1e-6 * 2.0 * G * 0.45
+    assert abs(_object_state(sim, "ball")[2][2]) < 1e-3
+
+
+def test_no_tunnelling_through_a_thin_panel_at_2_m_s(tmp_path):
+    """A 2 kg box thrown at 2 m/s (a ROV's top speed) at a 1 cm panel bounces back (elastic):
+    it never gets past the panel though it sinks 2 cm into it, as deep as sqrt(m v² / k) says
+    (to 5 %)."""
+    system = _system(tmp_path, POST + """
+environment: {water_density: 1.0e-3, gravity: 0.0}
+scene:
+  structures: [{name: panel, shape: box, size: [0.01, 1.0, 1.0], xyz: [0.5, 0, 5.0]}]
+  contact: {stiffness: 2.0e4, restitution: 1.0}
+  objects:
+    - name: brick
+      shape: box
+      size: [0.1, 0.1, 0.1]
+      mass: 2.0
+      xyz: [0, 0, 5.0]
+      hydrodynamics: {volume: 1.0e-9}
+""")  # fmt: skip
+    sim = Simulator.from_system(system)
+    v = np.zeros(sim.model.nv)
+    v[sim.model.idx_v[sim.model.body_index("brick")]] = 2.0
+    sim.reset(sim.state.q, v)
+    front = []
+    for _ in range(600):
+        sim.advance(DT, 1)
+        front.append(_object_state(sim, "brick")[0][0] + 0.05)
+    deepest = max(front) - 0.495
+    assert deepest == pytest.approx(math.sqrt(2.0 * 4.0 / 2.0e4), rel=0.05)
+    assert front[-1] < 0.495 and _object_state(sim, "brick")[2][0] < 0.0
+
+
+def test_compiled_contacts_equal_the_reference(tmp_path):
+    """The compiled law (compiled.contacts) and the reference (dynamics.contact) over 0.5 s of
+    the grasp (sticking and slipping points, pairs of bodies and of the scene): to 1e-9."""
+    sims = []
+    for compiled in (True, False):
+        sim = Simulator.from_system(_system(tmp_path, GRIP))
+        sim.compiled = compiled
+        tau = np.zeros(sim.model.nv)
+        tau[sim.model.idx_v[sim.model.body_index("jaw_left")]] = 30.0
+        tau[sim.model.idx_v[sim.model.body_index("jaw_right")]] = -30.0
+        sim.set_generalized_forces(tau)
+        for _ in range(100):
+            sim.step(DT)
+        sims.append(sim)
+    a, b = sims
+    assert a.touch.pairs_touching >= 2
+    np.testing.assert_allclose(a.state.q, b.state.q, atol=1e-9)
+    np.testing.assert_allclose(a.state.v, b.state.v, atol=1e-9)

@@ -1,0 +1,235 @@
+"""Which bodies touch what, every ``law.period`` seconds: the rows of ``contact.Contacts`` for
+the points of touching pairs, found by coal (``scene.collision``) and kept from one detection
+to the next so that a sticking point keeps its friction spring.
+
+What can touch: every body's collision shapes (``model.visual.link_collisions``: the
+description's ``collision``, else its hull, drag cylinder or volume) against the scene (seabed
+and structures) and against the shapes of other bodies, unless one of the two bodies is an
+ancestor of the other in the tree (a link does not touch its own arm or vehicle, but the two
+jaws of a gripper touch each other and the object between them, and vehicles and free objects
+touch everything).
+
+A pair within ``law.margin`` gets its points (``Query.touching``), each as two material points
+and a normal (``dynamics.contact``); the pair's stiffness, damping and tangential stiffness are
+shared among its points, so that a box resting on its face sinks as far as a sphere of the same
+weight. A point found again near a point of the last detection (within ``MATCH`` of it) keeps
+that point's material points: what it holds, it holds on. The margin is what lets a detection
+every few milliseconds see contacts coming: at ``law.period`` 5 ms and the default 2 cm, a body
+may approach at 4 m/s before a contact would begin between two detections.
+
+Damping (normal, and tangential while a point sticks) from the restitution ``e`` (Hunt &
+Crossley 1975; a linear spring-damper): the damping ratio ``ζ = -ln e / sqrt(π² + ln² e)``
+(1 for e = 0: critically damped, no bounce; 0 for e = 1: no loss) on the pair's effective
+mass (rigid and added, along the mean translational axis; a link of an arm counts with its own
+mass only: the arm behind it makes its impacts somewhat more elastic than ``e`` says).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.kinematics import placements
+from ..model.model import Model
+from ..model.visual import link_collisions
+from ..scene.collision import Query, Solid, scene_solids, shape_solid
+from ..scene.scene import ContactLaw, Scene
+from ..spatial import Array
+from .contact import PAIR, UNUSED, Contacts
+
+MATCH = 0.01  # m: a point found again within this of a last detection's point is the same point
+PAIR_ROWS = 64  # pair points the table holds at first (it grows when more touch)
+
+
+def damping_ratio(restitution: float) -> float:
+    """ζ of a linear spring-damper whose impacts end with ``restitution`` (module doc)."""
+    if restitution <= 0.0:
+        return 1.0
+    if restitution >= 1.0:
+        return 0.0
+    log = math.log(restitution)
+    return -log / math.sqrt(math.pi**2 + log * log)
+
+
+@dataclass
+class _Row:
+    """A touching pair's point between detections: the pair (moving solid, other: a moving
+    solid's index, or -1 - a scene solid's) and its row in the table."""
+
+    pair: tuple[int, int]
+    row: int
+
+
+class Touch:
+    """The detection (module doc) of a model's bodies in a scene, writing the pair rows of
+    ``contacts``."""
+
+    def __init__(self, model: Model, scene: Scene, law: ContactLaw, names: dict[str, str] | None = None):
+        self.model, self.law = model, law
+        self.query = Query(law.margin)
+        self.static = scene_solids(scene)
+        self.moving: list[tuple[int, Solid]] = []
+        for i, body in enumerate(model.bodies):
+            for v in link_collisions(body):
+                self.moving.append((i, shape_solid(v.shape, v.size, v.xyz, v.rpy, v.mesh)))
+        ancestors = [self._ancestors(i) for i in range(model.nbodies)]
+        n = len(self.moving)
+        self.between = [
+            (i, j)
+            for i in range(n)
+            for j in range(i + 1, n)
+            if (a := self.moving[i][0]) != (b := self.moving[j][0])
+            and a not in ancestors[b]
+            and b not in ancestors[a]
+        ]
+        margin = law.margin
+        self.solid_body = np.array([b for b, _ in self.moving], dtype=int)
+        self.solid_offset = np.array([s.p for _, s in self.moving]).reshape(-1, 3)
+        radius = np.array([s.radius for _, s in self.moving])
+        self.static_centre = np.array([s.p for _, s in self.static]).reshape(-1, 3)
+        # how near a moving solid's centre must be to a scene solid's to be asked (inf: always)
+        self.static_reach = radius[:, None] + np.array([s.radius for _, s in self.static])[None] + margin
+        self.between_i = np.array([i for i, _ in self.between], dtype=int)
+        self.between_j = np.array([j for _, j in self.between], dtype=int)
+        self.between_reach = radius[self.between_i] + radius[self.between_j] + margin
+        mass = model.mass + np.trace(model.M_A[:, :3, :3], axis1=1, axis2=2) / 3.0
+        self.mass = np.maximum(mass, 1e-6)
+        self.zeta = damping_ratio(law.restitution)
+        self.rows: list[_Row] = []
+        self.data = model.create_data()
+        self.pairs_touching = 0
+        self.names = names or {}
+
+    def forget(self, contacts: Contacts) -> None:
+        """No pair touches (after a reset): the pair rows unused."""
+        contacts.KI[contacts.fixed :, 1] = UNUSED
+        self.rows = []
+        self.pairs_touching = 0
+
+    def _ancestors(self, i: int) -> set[int]:
+        out = set()
+        while (i := int(self.model.parents[i])) >= 0:
+            out.add(i)
+        return out
+
+    def poses(self, q: Array) -> tuple[Array, Array]:
+        """World rotations and origins of every body at ``q`` (the reference placements)."""
+        placements(self.model, self.data, q)
+        return self.data.R_world, self.data.p_world
+
+    def _centres(self, R: Array, p: Array) -> Array:
+        """The world centres of the moving solids' bounding spheres."""
+        return p[self.solid_body] + np.einsum("kij,kj->ki", R[self.solid_body], self.solid_offset)
+
+    def detect(self, R: Array, p: Array, contacts: Contacts) -> int:
+        """Find the touching pairs with the bodies at world rotations ``R`` (nb x 3 x 3, body to
+        world) and origins ``p`` (NED) and write their points into the pair rows of
+        ``contacts`` (growing it if needed); the number of points."""
+        centres = self._centres(R, p)
+        found: dict[tuple[int, int], list[tuple]] = {}
+        eye, zero = np.eye(3), np.zeros(3)
+        if self.static:  # bounding spheres first (a half-space: always)
+            gap = np.linalg.norm(centres[:, None, :] - self.static_centre[None], axis=2)
+            near = np.argwhere(gap <= self.static_reach)
+            for k, s in near:
+                b, solid = self.moving[k]
+                pts = self.query.touching(solid, R[b], p[b], self.static[s][1], eye, zero)
+                if pts:
+                    found[(int(k), -1 - int(s))] = pts
+        if len(self.between):
+            i, j = self.between_i, self.between_j
+            close = np.flatnonzero(np.linalg.norm(centres[i] - centres[j], axis=1) <= self.between_reach)
+            for n in close:
+                a, sa = self.moving[i[n]]
+                b, sb = self.moving[j[n]]
+                pts = self.query.touching(sa, R[a], p[a], sb, R[b], p[b])
+                if pts:
+                    found[(int(i[n]), int(j[n]))] = pts
+        self.pairs_touching = len(found)
+        return self._write(found, R, p, contacts)
+
+    def overlaps(self, R: Array, p: Array, bodies: set[int]) -> tuple[str, str, float] | None:
+        """The deepest overlap beyond the margin of one of ``bodies`` with another body or the
+        scene, with the bodies at (R, p): (its name, the other's, depth m); None if none."""
+        deepest: tuple[str, str, float] | None = None
+        names = [b.name for b in self.model.bodies]
+        for k, (b, solid) in enumerate(self.moving):
+            if b not in bodies:
+                continue
+            others = [(name, s, np.eye(3), np.zeros(3)) for name, s in self.static]
+            others += [
+                (names[c], other, R[c], p[c])
+                for i, j in self.between
+                if k in (i, j)
+                for c, other in [self.moving[j if i == k else i]]
+            ]
+            for name, other, Ro, po in others:
+                for pa, pb, normal in self.query.touching(solid, R[b], p[b], other, Ro, po):
+                    depth = float((pb - pa) @ normal)
+                    if depth > self.law.margin and (deepest is None or depth > deepest[2]):
+                        deepest = (names[b], name, depth)
+        return deepest
+
+    def _write(self, found: dict, R: Array, p: Array, contacts: Contacts) -> int:
+        """The rows of the pairs found: a point near one of the last detection keeps its row's
+        material points; the others start from the witness points."""
+        KI, KF = contacts.KI, contacts.KF
+        old: dict[tuple[int, int], list[tuple[Array, Array]]] = {}
+        for r in self.rows:
+            k = contacts.fixed + r.row
+            if r.pair in found and KI[k, 1] == PAIR:
+                a = int(KI[k, 0])
+                old.setdefault(r.pair, []).append((p[a] + R[a] @ KF[k, :3], KF[k].copy()))
+        for pair, previous in old.items():
+            # a body driven deep into a thin one: coal may now see the shorter way out through
+            # its far side (a normal turned round); the pair keeps its points, and so its side
+            j = pair[1]
+            Rb = R[self.moving[j][0]] if j >= 0 else np.eye(3)
+            before = Rb @ np.mean([row[10:13] for _, row in previous], axis=0)
+            if any(float(normal @ before) < 0.0 for _, _, normal in found[pair]):
+                found[pair] = [(xa, None, row) for xa, row in previous]
+        rows: list[tuple[tuple[int, int], Array]] = []
+        law = self.law
+        for pair, points in found.items():
+            i, j = pair
+            a = self.moving[i][0]
+            b = self.moving[j][0] if j >= 0 else -1
+            m = self.mass[a] if b < 0 else 1.0 / (1.0 / self.mass[a] + 1.0 / self.mass[b])
+            share = 1.0 / len(points)
+            k_n = law.stiffness * share
+            c_n = 2.0 * self.zeta * math.sqrt(law.stiffness * m) * share
+            k_t = law.tangential_stiffness * share
+            c_t = 2.0 * self.zeta * math.sqrt(law.tangential_stiffness * m) * share
+            previous = old.get(pair, [])
+            for pa, pb, normal in points:
+                row = None if pb is not None else normal  # (a pair keeping its points: the rows)
+                for n_old, (xa, kept) in enumerate(previous if row is None else []):
+                    if np.linalg.norm(xa - pa) < MATCH:
+                        row = kept
+                        del previous[n_old]
+                        break
+                if row is None:
+                    row = np.zeros(KF.shape[1])
+                    row[:3] = R[a].T @ (pa - p[a])
+                    if b >= 0:
+                        row[3:6] = R[b].T @ (pb - p[b])
+                        row[10:13] = R[b].T @ normal
+                    else:
+                        row[3:6] = pb
+                        row[10:13] = normal
+                row[6], row[7], row[8], row[9], row[13] = k_n, c_n, law.friction, k_t, c_t
+                rows.append(((a, b), row))
+        contacts.grow(len(rows))
+        KI, KF, start = contacts.KI, contacts.KF, contacts.fixed
+        KI[start:, 1] = UNUSED
+        KF[start:] = 0.0
+        self.rows = []
+        for n, ((a, b), row) in enumerate(rows):
+            KI[start + n] = (a, PAIR, b)
+            KF[start + n] = row
+        # the pair of each row, for the next detection's matching
+        keys = [pair for pair, points in found.items() for _ in points]
+        self.rows = [_Row(key, n) for n, key in enumerate(keys)]
+        return len(rows)
