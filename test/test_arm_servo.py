@@ -169,7 +169,7 @@ def test_compiled_servos_and_limits_are_the_python_law() -> None:
     same states, servo currents and torques to 1e-12 (relative to their size), and the same
     number of impacts. The servo law is the same operations in the same order, so the
     difference is the impulses' M⁻¹ alone (LAPACK's inverse against a Cholesky factor, 1e-16
-    relative, carried through the loop)."""
+    relative, carried through the loop: 6e-15 measured, asserted below 1e-12)."""
     a, sa = _heavy_with_servos()
     b, sb = _heavy_with_servos()
     dt, worst = 0.001, 0.0
