@@ -61,6 +61,7 @@ bench: setup $(VENV)/.bench
 	$(PY) benchmarks/bench_performance.py --write benchmarks/RESULTS.md
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_constraints.py
+	$(PY) benchmarks/bench_contacts.py
 	$(PY) benchmarks/bench_node.py
 	$(PY) benchmarks/bench_view.py
 	$(PY) benchmarks/bench_replay.py

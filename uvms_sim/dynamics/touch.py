@@ -208,7 +208,7 @@ class Touch:
             # its far side (a normal turned round); the pair keeps its points, and so its side
             j = pair[1]
             Rb = R[self.moving[j][0]] if j >= 0 else np.eye(3)
-            before = Rb @ np.mean([row[10:13] for _, _, row in previous], axis=0)
+            before = Rb @ sum(row[10:13] for _, _, row in previous)  # (their mean's direction)
             if any(float(normal @ before) < 0.0 for _, _, normal in found[pair]):
                 found[pair] = [(xa, None, row) for xa, _, row in previous]
                 old[pair] = []
@@ -233,9 +233,10 @@ class Touch:
                     row = None
                     for n_old, (xa, offset, kept) in enumerate(previous):
                         moved = xa - pa
-                        if float(np.linalg.norm(moved)) < MATCH:
+                        if float(moved @ moved) < MATCH * MATCH:  # (squared distances: no roots)
                             del previous[n_old]
-                            if float(np.linalg.norm(moved - (moved @ normal) * normal)) < KEEP:
+                            slid = moved - (moved @ normal) * normal
+                            if float(slid @ slid) < KEEP * KEEP:
                                 row = kept  # the same material point (a face at rest): as it was
                             else:
                                 pb = pb - (offset - (offset @ normal) * normal)
