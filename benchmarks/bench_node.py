@@ -241,9 +241,12 @@ def water(node, seconds: float, repeats: int = 3) -> None:
 def arm(node, seconds: float, description: str = "bluerov2_heavy_alpha5") -> None:
     """BlueROV2 Heavy + Reach Alpha 5 at 1 kHz: the MAVROS shim and the emulated ArduSub, the
     arm's firmware servos and joint_trajectory_controller executing a trajectory for the whole
-    window (a slow sweep of the four rotate joints), with listeners. ``description``
-    ``bluerov2_heavy_alpha5_grasp``: the same over a heightmap seabed with ten objects, its
-    contacts detected every 5 ms (``--grasp``)."""
+    window (a slow sweep of the four rotate joints), without and with listeners; then the Heavy
+    alone in the same conditions, for reference. Also the simulated seconds per CPU second of
+    the node (the real-time factor it reaches with a core to itself: on a shared machine the
+    wall-clock factor follows the load). ``description`` ``bluerov2_heavy_alpha5_grasp``: the
+    same over a heightmap seabed with ten objects, its contacts detected every 5 ms
+    (``--grasp``)."""
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     pub = node.create_publisher(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", 10)
@@ -266,11 +269,18 @@ def arm(node, seconds: float, description: str = "bluerov2_heavy_alpha5") -> Non
         f"simulator node, BlueROV2 Heavy + Reach Alpha 5{scene}, 1 kHz physics, MAVROS shim, "
         "trajectory controller:"
     )
-    extra = ("-p", f"description:={description}", "-p", "marker_rate:=0.0")
-    for listen in (False, True):
-        rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, listen=listen, started=sweep)
+    cases = [(description, False), (description, True), ("bluerov2_heavy", True)]
+    for name, listen in cases:
+        extra = ("-p", f"description:={name}", "-p", "marker_rate:=0.0")
+        started = None if name == "bluerov2_heavy" else sweep
+        rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, listen=listen, started=started)
         label = "with listeners (odom, imu, tf, mavros pose)" if listen else "no listeners"
-        print(f"  as fast as possible, {label:45s}: {rtf:6.1f}x real time, CPU {cpu:5.1f} % of one core")
+        if started is None:
+            label = "the Heavy alone, " + label
+        print(
+            f"  as fast as possible, {label:60s}: {rtf:6.1f}x real time, CPU {cpu:5.1f} % of one core; "
+            f"{rtf / max(cpu, 1e-9) * 100.0:6.1f}x real time per CPU second of the node"
+        )
     node.destroy_publisher(pub)
 
 

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from .dynamics.fast import BatchDynamics
+from .dynamics.fast import BatchDynamics, JointTables
 from .model import load
 from .model.configs import resolve
 from .scene import PlaneSeabed, Scene, SceneRays, Shape, Structure
@@ -28,6 +28,7 @@ def warm_up() -> None:
     fast.step(q, v, 0.01, "rk4")
     fast.step(q, v, 0.01, "semi_implicit_euler")
     fast.step_many(q, v, 0.01, 2)
+    fast.step_joints(q, v, 0.01, 2, "rk4", np.zeros(system.model.nv), None, 0.0, JointTables(system.model))
     BatchDynamics(fast, 2).step(0.01)
     # the camera's kernels (sensors.camera_kernels): a small image of a plane seabed and a ball
     ball = Structure("ball", Shape("sphere", (0.5,), xyz=(3.0, 0.0, 0.0)))

@@ -32,7 +32,7 @@ from .actuators.joints import JointMotors
 from .actuators.servo import JointServos
 from .dynamics.constraints import RigidConstraint, constrained_aba, pose_error, project_velocity
 from .dynamics.contact import Contacts
-from .dynamics.fast import METHODS, FastDynamics
+from .dynamics.fast import METHODS, FastDynamics, JointTables
 from .dynamics.flat import NW, WPW, WRW
 from .dynamics.integrate import INTEGRATORS
 from .dynamics.kinematics import ExternalWrench, wrench_sum
@@ -88,6 +88,7 @@ class Simulator:
         self._tether_wrench = np.zeros((self.model.nbodies, 6))  # held between couplings, body axes
         self._tether_due = 0.0  # simulated time since the tethers' last coupling
         self._fast: FastDynamics | None = None
+        self._joints: JointTables | None = None  # the compiled steps' joint tables (_joint_tables)
         m = self.model
         self._limits = [  # (q index, v index, lower, upper) of every 1-DOF joint with a position limit
             (m.idx_q[i], m.idx_v[i], j.lower, j.upper)
@@ -390,27 +391,33 @@ class Simulator:
         within the step; the thrusters' spin-up lag and the joint motors are updated first)."""
         if not dt > 0.0:
             raise ValueError(f"dt must be > 0, got {dt}")
-        s = self.state
         if self.contacts is not None and dt != self._contact_dt:
             self._check_contact_step(dt)
         if self.touch is not None:
             self._detect_touching()
             self._touch_due += dt
+        self._step_held(dt, self._tether_loads if self.tethers else None)
+        if self.tethers:
+            self._couple_tethers(dt)
+        return self.state
+
+    def _step_held(self, dt: float, loads) -> None:
+        """One step without the tethers' coupling and the detection of touch: the joint motors,
+        the thrusters' spin-up, the integrator and the joint limits, with the body wrenches
+        ``loads()`` (None: ``f_ext``)."""
+        s = self.state
         if self.joint_motors is not None:
             self.tau = self.joint_motors.apply(self.tau, s.q, s.v, dt)
         if self.thrusters is not None:
             self.thrusters.advance(dt)
-        if self.tethers:
-            self._loads = self._tether_loads()
+        if loads is not None:
+            self._loads = loads()
         try:
             self.state = self._integrate(s, dt)
             if self._limits:
                 self._limit_crossing(s, dt)
         finally:
             self._loads = None
-        if self.tethers:
-            self._couple_tethers(dt)
-        return self.state
 
     def _check_contact_step(self, dt: float) -> None:
         """Say (once per step size) when a seabed is too stiff for the step: a contact spring of
@@ -522,22 +529,24 @@ class Simulator:
         return out
 
     def advance(self, dt: float, steps: int) -> State:
-        """``steps`` calls of ``step(dt)`` with the inputs held. Without joint motors, thruster
-        spin-up lag or a time-varying current they run in one compiled call (the same
-        arithmetic, so the same result); a non-finite state stops there with
-        ``NonFiniteStateError`` after the steps that were finite. (With tethers, the steps
-        between two couplings run in one call.)"""
+        """``steps`` calls of ``step(dt)`` with the inputs held. Without thruster spin-up lag,
+        a time-varying current or joint motors other than firmware servos
+        (``actuators.servo.JointServos``) they run in one compiled call (the same arithmetic,
+        so the same result; the servos' law and the joint limits' impacts run inside it, and a
+        step that takes a joint across a limit is taken here, to find the moment of the
+        impact); a non-finite state stops there with ``NonFiniteStateError`` after the steps
+        that were finite. (With tethers, the steps between two couplings run in one call.)"""
         if self.contacts is not None and dt != self._contact_dt:
             self._check_contact_step(dt)
         fast = self.fast_dynamics()
         lag = self.thrusters is not None and self.thrusters.has_lag
+        joints = self._joint_tables()
         if (
             fast is None
-            or self.joint_motors is not None
-            or self._limits
+            or (self.joint_motors is not None and joints is None)
             or lag
             or self.env.current_profile is not None
-            or steps < 2
+            or (steps < 2 and joints is None)
         ):
             for _ in range(steps):
                 self.step(dt)
@@ -545,6 +554,8 @@ class Simulator:
         if not dt > 0.0:
             raise ValueError(f"dt must be > 0, got {dt}")
         if not self.tethers and self.touch is None:
+            if joints is not None:
+                return self._advance_joints(fast, joints, dt, steps, self.f_ext)
             return self._advance_held(fast, dt, steps, self.f_ext)
         while steps > 0:  # groups of steps up to each coupling of the tethers and detection of touch
             group = steps
@@ -564,6 +575,22 @@ class Simulator:
             if self.touch is not None:
                 self._touch_due += group * dt
         return self.state
+
+    def _joint_tables(self) -> JointTables | None:
+        """What the compiled steps need of the joints (``fast.JointTables``): the servos' rows
+        and the joint limits; None when joint motors other than ``JointServos`` drive the joints
+        or when there are neither motors nor limits."""
+        motors = self.joint_motors
+        if motors is not None and not isinstance(motors, JointServos):
+            return None
+        if motors is None and not self._limits:
+            return None
+        tables = self._joints
+        SF, SI = (None, None) if motors is None else (motors.SF, motors.SI)
+        if tables is None or tables.model is not self.model or tables.servos is not motors:
+            tables = self._joints = JointTables(self.model, SF, SI)
+            tables.servos = motors
+        return tables
 
     def _detect_touching(self) -> None:
         """The touching pairs' points (``dynamics.touch``) when a detection is due."""
@@ -587,6 +614,9 @@ class Simulator:
 
     def _advance_held(self, fast: FastDynamics, dt: float, steps: int, loads: Array) -> State:
         """``steps`` steps in one compiled call with the inputs and ``loads`` held."""
+        joints = self._joint_tables()
+        if joints is not None:
+            return self._advance_joints(fast, joints, dt, steps, loads)
         s = self.state
         if self.thrusters is not None:
             self.thrusters.advance(dt)
@@ -602,6 +632,32 @@ class Simulator:
                 self.step(dt)  # raises NonFiniteStateError naming the quantity, state unchanged
             finally:
                 self._loads = None
+        return self.state
+
+    def _advance_joints(
+        self, fast: FastDynamics, joints: JointTables, dt: float, steps: int, loads: Array
+    ) -> State:
+        """``_advance_held`` with the servos' law and the joint limits inside the compiled steps
+        (``FastDynamics.step_joints``); a step it hands back (a limit crossed, or not finite)
+        is taken by ``_step_held``, and the compiled steps go on after it."""
+        if self.thrusters is not None:
+            self.thrusters.advance(dt)
+        self.tau = np.array(self.tau, dtype=float)  # a new array, as JointServos.apply makes
+        while steps > 0:
+            s = self.state
+            before = int(joints.impacts[0])
+            q, v, done = fast.step_joints(s.q, s.v, dt, steps, self.method, self.tau, loads, s.t, joints)
+            self.limit_impacts += int(joints.impacts[0]) - before
+            if done:
+                self._copy_outputs(fast)
+                t = s.t
+                for _ in range(done):  # the time as ``step`` sums it
+                    t += dt
+                self.state = State(q, v, t)
+            steps -= done
+            if steps:
+                self._step_held(dt, lambda: loads)  # raises NonFiniteStateError on a non-finite state
+                steps -= 1
         return self.state
 
     def fast_dynamics(self) -> FastDynamics | None:

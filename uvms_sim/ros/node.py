@@ -68,7 +68,10 @@ set) is checked whole before any is applied: all or none.
   gripper_controller]``): for a Reach Alpha 5, the ros2_control controllers that are active
   (``uvms_sim.ros.arm_controllers``: also ``forward_position_controller``,
   ``forward_velocity_controller``, ``forward_effort_controller``); two that claim one joint stop
-  the node with an error, as the controller manager refuses them.
+  the node with an error, as the controller manager refuses them. ``controller_rate`` (Hz of
+  simulated time, 100: the controller manager's default ``update_rate``) is how often they
+  update (sample the trajectory, set the servos' setpoints, check the tolerances); the
+  servos' firmware loops run at every physics step.
 - ``tethers.<name>.length`` and ``tethers.<name>.speed`` (m, m/s; one pair per tether of the
   description, its ``length`` and ``reel.speed`` by default): the reel pays out or hauls in to
   that length at that speed, set at start or with ``ros2 param set`` while running
@@ -218,6 +221,7 @@ class SimulatorNode(Node):
             publish_every=steps_per(float(get("publish_rate")), self.dt),
             clock_every=steps_per(float(get("clock_rate")), self.dt),
             autopilot_every=steps_per(float(get("autopilot_rate")), self.dt),
+            controller_every=steps_per(float(get("controller_rate")), self.dt),
             real_time_factor=float(get("real_time_factor")),
             timeout=float(get("command_timeout")),
         )
@@ -254,9 +258,9 @@ class SimulatorNode(Node):
             from .arm_controllers import ArmControllers
 
             self.arm = ArmControllers(
-                self, self.motors, self.lock, self.controller_time, get("arm_controllers")
+                self, self.motors, self.lock, self.controller_time, get("arm_controllers"), self.sim_time
             )
-            self.loop.on_autopilot.append(self.arm.update)
+            self.loop.on_controllers.append(self.arm.update)
         self.loop.on_clock = self.clock_tick if self.sim_time else None
         self.loop.on_publish = self.publish_tick
         self.loop.on_failure = self.recover
