@@ -150,6 +150,10 @@ CODES = {
 
 
 def _request(rng, service: str, known: list[str]) -> dict:
+    if service == "spawn_entity" and rng.random() < 0.4:  # a good one, somewhere free or not
+        place = pose(float(rng.uniform(-8, 8)), float(rng.uniform(-8, 8)), float(rng.uniform(-9.5, -1.0)))
+        return {"name": f"good_{len(known)}_{int(rng.integers(1000))}", "initial_pose": place,
+                "resource_string": _pick(rng, RESOURCES[:4])}  # fmt: skip
     if service == "spawn_entity":
         out = {
             "name": _name(rng, known),
@@ -206,6 +210,7 @@ def test_hostile_entity_requests_are_answered_and_leave_the_state_finite(tmp_pat
             code = reply.result.result
             assert code in CODES[service], (service, code, reply.result.error_message)
             assert code == Result.RESULT_OK or reply.result.error_message
+            assert "internal error" not in reply.result.error_message, (service, reply.result.error_message)
             counts[service][code] = counts[service].get(code, 0) + 1
             if service == "spawn_entity" and code == Result.RESULT_OK:
                 known.append(reply.entity_name)

@@ -25,8 +25,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import numpy as np
-from rclpy import validate_namespace
 from rclpy.exceptions import InvalidNamespaceException
+from rclpy.validate_namespace import validate_namespace
 from simulation_interfaces.msg import EntityCategory, EntityState, Result, SimulatorFeatures
 from simulation_interfaces.srv import (
     DeleteEntity,
@@ -73,6 +73,14 @@ class RefusedError(Exception):
         self.code = code
 
 
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file (False for a name the system cannot take)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def finite(*values: float) -> bool:
     return all(math.isfinite(x) for x in values)
 
@@ -108,9 +116,10 @@ class Entities:
                     response.result.result = Result.RESULT_OK
             except RefusedError as exc:
                 response.result = Result(result=exc.code, error_message=str(exc))
-            except Exception as exc:
+            except Exception as exc:  # a bug: said as one, and the node goes on
                 response.result = Result(
-                    result=Result.RESULT_OPERATION_FAILED, error_message=f"{type(exc).__name__}: {exc}"
+                    result=Result.RESULT_OPERATION_FAILED,
+                    error_message=f"internal error: {type(exc).__name__}: {str(exc)[:300]}",
                 )
             return response
 
@@ -189,7 +198,7 @@ class Entities:
                 f = Path(str(spec.get("file", "")))
                 code = (
                     SpawnEntity.Response.UNSUPPORTED_ASSETS
-                    if (f if f.is_absolute() else base_dir / f).is_file()
+                    if is_file(f if f.is_absolute() else base_dir / f)
                     else SpawnEntity.Response.MISSING_ASSETS
                 )
             raise RefusedError(code, exc.message if exc.path else str(exc)) from None
@@ -215,7 +224,7 @@ class Entities:
                     SpawnEntity.Response.UNSUPPORTED_FORMAT,
                     f"{path.name[:100]!r}: spawn_formats is yaml (a scene.objects entry)",
                 )
-            if not path.is_file():
+            if not is_file(path):
                 raise RefusedError(Result.RESULT_NOT_FOUND, f"no file {str(path)[:200]!r}")
             if path.stat().st_size > MAX_RESOURCE:
                 raise RefusedError(
