@@ -62,6 +62,7 @@ bench: setup $(VENV)/.bench
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_constraints.py
 	$(PY) benchmarks/bench_node.py
+	$(PY) benchmarks/bench_entities.py
 	$(PY) benchmarks/bench_view.py
 	$(PY) benchmarks/bench_replay.py
 	$(PY) benchmarks/bench_sitl.py
