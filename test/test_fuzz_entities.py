@@ -17,9 +17,8 @@ import os
 import numpy as np
 import pytest
 from nav_msgs.msg import Odometry
-from ros_helpers import call, simulator, spin_until
+from ros_helpers import simulator, spin_until
 from simulation_interfaces.msg import Bounds, EntityCategory, EntityFilters, EntityState, Result, TagsFilter
-from std_srvs.srv import SetBool
 from test_node_entities import ask, pose, scene_description, services
 from tf2_msgs.msg import TFMessage
 
@@ -220,7 +219,7 @@ def test_hostile_entity_requests_are_answered_and_leave_the_state_finite(tmp_pat
         assert counts["spawn_entity"].get(Result.RESULT_OK, 0) > 5 * SCALE, counts
 
         # a flood of spawns, paused (the loop steps no body meanwhile): up to the cap, then refused
-        assert call(executor, user.create_client(SetBool, "pause"), SetBool.Request(data=True)).success
+        assert ask(executor, clients, "pause", data=True).success
         spawned = refused = 0
         for k in range(1000 * SCALE):
             x, y = divmod(k % 400, 20)
@@ -234,7 +233,7 @@ def test_hostile_entity_requests_are_answered_and_leave_the_state_finite(tmp_pat
         objects = len(sim.object_frames)
         assert objects == MAX_OBJECTS, (objects, spawned, refused)
         assert len(sim.tf_msgs) == len(sim.vehicles) + len(sim.moving_joints) + objects
-        assert call(executor, user.create_client(SetBool, "pause"), SetBool.Request(data=False)).success
+        assert ask(executor, clients, "pause", data=False).success
         t0 = sim.sim.state.t
         assert spin_until(executor, lambda: sim.sim.state.t > t0 + 1.0, timeout=120.0)
         names = _finite_states(executor, clients)

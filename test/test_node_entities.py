@@ -26,7 +26,7 @@ from simulation_interfaces.srv import (
     SpawnEntity,
 )
 from std_msgs.msg import String
-from std_srvs.srv import SetBool
+from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 
 from uvms_sim.model.configs import resolve
@@ -50,13 +50,20 @@ scene:
 
 
 def services(user, ns: str = "/simulator/"):
+    """Clients of the entity services and of ``pause`` and ``reset``, each found (discovery on
+    a loaded machine can take seconds)."""
     kinds = {
         "spawn_entity": SpawnEntity, "delete_entity": DeleteEntity, "set_entity_state": SetEntityState,
         "get_entity_state": GetEntityState, "get_entities": GetEntities,
         "get_entities_states": GetEntitiesStates, "get_entity_info": GetEntityInfo,
         "get_simulator_features": GetSimulatorFeatures,
     }  # fmt: skip
-    return {name: (kind, user.create_client(kind, ns + name)) for name, kind in kinds.items()}
+    out = {name: (kind, user.create_client(kind, ns + name)) for name, kind in kinds.items()}
+    out["pause"] = (SetBool, user.create_client(SetBool, "pause"))
+    out["reset"] = (Trigger, user.create_client(Trigger, "reset"))
+    for _, client in out.values():
+        assert client.wait_for_service(timeout_sec=30.0)
+    return out
 
 
 def ask(executor, clients, service: str, /, **fields):
@@ -144,7 +151,7 @@ def test_a_spawned_sphere_falls_onto_the_seabed_on_tf_and_is_listed_moved_and_de
         assert -state.state.pose.position.z == pytest.approx(rest, abs=1e-5)
 
         # set while paused: read back exactly, velocities expressed in odom (ENU)
-        assert call(executor, user.create_client(SetBool, "pause"), SetBool.Request(data=True)).success
+        assert ask(executor, clients, "pause", data=True).success
         new = EntityState()
         new.header.frame_id = "odom"
         new.pose = pose(3.0, 1.0, -8.0).pose
@@ -170,7 +177,7 @@ def test_a_spawned_sphere_falls_onto_the_seabed_on_tf_and_is_listed_moved_and_de
         assert (got.x, got.y, got.z) == pytest.approx((3.0, 1.0, -3.0), abs=1e-12)
         states = ask(executor, clients, "get_entities_states")
         assert list(states.entities) == ["rov", "ball"] and len(states.states) == 2
-        assert call(executor, user.create_client(SetBool, "pause"), SetBool.Request(data=False)).success
+        assert ask(executor, clients, "pause", data=False).success
 
         # refusals, each with the interface's code
         again = ask(
@@ -214,7 +221,8 @@ def _filters(pattern: str = "", categories=()):
 
 def test_a_yaml_file_as_uri_and_the_world_frame(tmp_path):
     """``uri`` names a .yaml object (its mesh-free keys as in a description); a pose in the world
-    frame (``map``, odom placed by ``world_offset``) is turned into odom."""
+    frame (``map``, odom placed by ``world_offset``) is turned into odom; ``reset`` puts an object
+    spawned at run time back where it was spawned."""
     (tmp_path / "box.yaml").write_text("{shape: box, size: [0.2, 0.1, 0.1], density: 2000.0}\n")
     with simulator(
         description=scene_description(tmp_path), real_time_factor=1.0, world_offset=[10.0, 0.0, math.pi / 2]
@@ -226,6 +234,12 @@ def test_a_yaml_file_as_uri_and_the_world_frame(tmp_path):
         # map (10, 2) is odom (2, 0) with odom turned by 90 degrees at (10, 0)
         state = ask(executor, clients, "get_entity_state", entity="box").state.pose.position
         assert (state.x, state.y) == pytest.approx((2.0, 0.0), abs=1e-3)
+        # reset (paused, so nothing moves after it): the box back where it was spawned
+        assert ask(executor, clients, "pause", data=True).success
+        assert ask(executor, clients, "reset").success
+        state = ask(executor, clients, "get_entity_state", entity="box").state.pose.position
+        assert (state.x, state.y, state.z) == pytest.approx((2.0, 0.0, -9.0), abs=1e-9)
+        assert ask(executor, clients, "pause", data=False).success
         missing = ask(executor, clients, "spawn_entity", name="b2", uri=str(tmp_path / "none.yaml"),
                       initial_pose=pose(0, 0, -9))  # fmt: skip
         assert missing.result.result == Result.RESULT_NOT_FOUND

@@ -34,7 +34,7 @@ class CameraTopics:
         self.node, self.sim, self.lock = node, sim, lock
         self.link_frames = link_frames
         rays = SceneRays(system.scene)
-        many = len(system.vehicles) > 1
+        many = sum(v.kind == "vehicle" for v in system.vehicles) > 1  # objects have no topics
         self.cameras: list[dict] = []
         for v in system.vehicles:
             ns = f"{v.name}/" if many else ""
