@@ -94,3 +94,65 @@ def test_random_scenes_load_or_fail_with_one_line(tmp_path):
         ranges = rays.cast(rng.normal(0.0, 5.0, size=(8, 3)), np.tile([0.0, 0.0, 1.0], (8, 1)))
         assert not np.any(np.isnan(ranges)) and np.all(ranges >= 0.0)
     assert loaded > 10 and refused > 10, (loaded, refused)
+
+
+def contact_law(rng):
+    keys = ["stiffness", "restitution", "friction", "tangential_stiffness", "margin", "period", "glue"]
+    return {k: value(rng) for k in map(str, rng.choice(keys, size=int(rng.integers(0, 4)), replace=False))}
+
+
+def scene_object(rng, k: int):
+    out = {"name": str(rng.choice([f"o{k}", "o0", "", "Heavy", "base_link", 5])),
+           "shape": str(rng.choice(["box", "cylinder", "sphere", "mesh", "torus"]))}  # fmt: skip
+    keys = ["size", "file", "scale", "mass", "density", "xyz", "rpy", "hydrodynamics", "color", "spin"]
+    for key in map(str, rng.choice(keys, size=int(rng.integers(1, 6)), replace=False)):
+        if key == "file":
+            out[key] = FILES[int(rng.integers(len(FILES)))]
+        elif key == "xyz" and rng.random() < 0.7:
+            out[key] = [float(x) for x in rng.normal([2.0, 0.0, 5.0], 1.0)]
+        elif key in ("mass", "density") and rng.random() < 0.7:
+            out[key] = float(rng.uniform(0.1, 3000.0))
+        elif key == "size" and rng.random() < 0.7:
+            out[key] = [float(x) for x in rng.uniform(0.01, 0.5, size=int(rng.integers(1, 4)))]
+        else:
+            out[key] = value(rng)
+    return out
+
+
+def test_random_contact_laws_and_objects_load_or_fail_with_one_line(tmp_path):
+    """``scene.contact`` and ``scene.objects`` with random and hostile values: each loads and
+    steps with a finite state, or is one ``ConfigError`` line naming the file."""
+    from uvms_sim.simulator import Simulator
+
+    rng = np.random.default_rng(381)
+    trimesh.creation.box(extents=(0.2, 0.2, 0.2)).export(tmp_path / "rock.stl")
+    trimesh.creation.icosphere(subdivisions=1, radius=0.1).export(tmp_path / "rock.obj")
+    (tmp_path / "garbage.stl").write_bytes(bytes(rng.integers(0, 256, size=2000, dtype=np.uint8)))
+    trimesh.Trimesh([[0, 0, 0], [1, 0, 0], [2, 0, 0]], [[0, 1, 2]], process=False).export(
+        tmp_path / "flat.stl"
+    )
+    base = yaml.safe_load(HEAVY)
+    loaded = refused = 0
+    for k in range(60 * SCALE):
+        top = dict(base)
+        scene: dict = {"seabed": {"type": "plane", "depth": float(rng.uniform(5.5, 20.0))}}
+        if rng.random() < 0.7:
+            scene["contact"] = contact_law(rng) if rng.random() < 0.9 else value(rng)
+        if rng.random() < 0.8:
+            scene["objects"] = [scene_object(rng, i) for i in range(int(rng.integers(0, 4)))]
+            if rng.random() < 0.05:
+                scene["objects"] = value(rng)
+        top["scene"] = scene
+        path = tmp_path / f"c{k % 7}.yaml"
+        path.write_text(yaml.safe_dump(top))
+        try:
+            sim = Simulator.from_system(load(path))
+        except ConfigError as exc:
+            text = str(exc)
+            assert path.name in text and "\n" not in text.strip() and "Traceback" not in text, text
+            refused += 1
+            continue
+        loaded += 1
+        sim.advance(0.001, 50)
+        assert np.all(np.isfinite(sim.state.q)) and np.all(np.isfinite(sim.state.v))
+    assert loaded > 5 and refused > 5, (loaded, refused)

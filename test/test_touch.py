@@ -10,10 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import trimesh
 from transforms3d.quaternions import quat2mat
 
 from uvms_sim.dynamics.touch import damping_ratio
 from uvms_sim.model.description import load
+from uvms_sim.model.export import save_yaml
+from uvms_sim.model.yaml_source import ConfigError
 from uvms_sim.simulator import Simulator
 
 G = 9.80665
@@ -379,3 +382,125 @@ def test_compiled_contacts_equal_the_reference(tmp_path):
     assert a.touch.pairs_touching >= 2
     np.testing.assert_allclose(a.state.q, b.state.q, atol=1e-9)
     np.testing.assert_allclose(a.state.v, b.state.v, atol=1e-9)
+
+
+def test_bad_contact_laws_and_objects_are_one_line_errors(tmp_path):
+    """Friction -1 or NaN, restitution 2, an object with both mass and density, an open mesh
+    object, an object inside the seabed or inside another: one line naming file and key."""
+    base = POST + "scene:\n  seabed: {type: plane, depth: 10.0}\n"
+    trimesh.Trimesh([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]], process=False).export(
+        tmp_path / "sheet.stl"
+    )
+    cases = {
+        "  contact: {friction: -1}\n": "friction",
+        "  contact: {friction: .nan}\n": "friction",
+        "  contact: {restitution: 2}\n": "restitution",
+        "  contact: {margin: 0}\n": "margin",
+        "  objects: [{name: a, shape: sphere, size: [0.1], mass: 1, density: 900}]\n": "exactly one of",
+        "  objects: [{name: a, shape: sphere, size: [0.1]}]\n": "exactly one of",
+        "  objects: [{name: a, shape: mesh, file: sheet.stl, mass: 1}]\n": "watertight",
+        "  objects: [{name: a, shape: sphere, size: [0.1], mass: 1, xyz: [0, 0, 9.95]}]\n": "inside 'seabed'",
+        "  objects: [{name: a, shape: box, size: [0.2, 0.2, 0.2], mass: 1, xyz: [0, 0, 5]},\n"
+        "            {name: b, shape: box, size: [0.2, 0.2, 0.2], mass: 1, xyz: [0.05, 0, 5]}]\n": "inside",
+        "  objects: [{name: post, shape: sphere, size: [0.1], mass: 1, xyz: [0, 0, 5]}]\n": "used",
+    }
+    for k, (text, words) in enumerate(cases.items()):
+        path = tmp_path / f"bad{k}.yaml"
+        path.write_text(base + text)
+        with pytest.raises(ConfigError) as info:
+            Simulator.from_system(load(path))
+            pytest.fail(f"loaded: {text}")
+        message = str(info.value)
+        assert path.name in message and words in message and "\n" not in message, message
+
+
+def test_objects_added_placed_and_removed_at_run_time(tmp_path):
+    """Simulator.add_object / place_object / remove_object: the other bodies keep their state,
+    a new object falls and rests on the seabed, a bad one changes nothing."""
+    sim = Simulator.from_system(_system(tmp_path, GRIP))
+    sim.advance(DT, 200)
+    rig_q = sim.state.q[: sim.model.idx_q[sim.model.body_index("can")]].copy()
+    sim.add_object(
+        {"name": "pebble", "shape": "sphere", "size": [0.02], "density": 2600.0, "xyz": [0.3, 0, 0.5]}
+    )
+    assert sim.model.body_index("pebble") == sim.model.nbodies - 1
+    np.testing.assert_array_equal(sim.state.q[: len(rig_q)], rig_q)
+    sim.advance(DT, 1500)
+    depths = []
+    for _ in range(5):  # resting on the seabed (rolling in the current)
+        sim.advance(DT, 100)
+        depths.append(_object_state(sim, "pebble")[0][2])
+    assert np.allclose(depths, 1.0 - 0.02, atol=1e-3)
+    nq = sim.model.nq
+    taken = {"name": "pebble", "shape": "sphere", "size": [0.02], "mass": 1.0}
+    not_a_number = {"name": "x", "shape": "sphere", "size": [0.02], "mass": math.nan}
+    in_the_seabed = {"name": "y", "shape": "sphere", "size": [0.1], "mass": 1.0, "xyz": [0.3, 0, 0.95]}
+    for bad in (taken, not_a_number, in_the_seabed):
+        with pytest.raises(ValueError):
+            sim.add_object(bad)
+        assert sim.model.nq == nq
+    with pytest.raises(ValueError):
+        sim.place_object("pebble", [0.3, 0, 1.01])  # 3 cm into the seabed
+    sim.place_object("pebble", [0.3, 0.2, 0.5], velocity=[0, 0, 1.0, 0, 0, 0])
+    assert _object_state(sim, "pebble")[0][1] == pytest.approx(0.2)
+    sim.remove_object("pebble")
+    assert "pebble" not in [b.name for b in sim.model.bodies]
+    with pytest.raises(KeyError):
+        sim.remove_object("pebble")
+    sim.advance(DT, 100)
+    assert np.all(np.isfinite(sim.state.q))
+
+
+def test_objects_round_trip_through_the_written_description(tmp_path):
+    """save_yaml writes the objects into scene.objects (shape, mass, pose, hydrodynamics) and
+    the contact law: loading it again gives the same bodies."""
+    system = _system(tmp_path, GRIP)
+    save_yaml(system, tmp_path / "again.yaml")
+    again = load(tmp_path / "again.yaml")
+    assert [v.kind for v in again.vehicles] == [v.kind for v in system.vehicles]
+    assert again.scene.contact == system.scene.contact
+    for a, b in zip(system.model.bodies, again.model.bodies, strict=True):
+        assert a.name == b.name and a.mass == pytest.approx(b.mass)
+        np.testing.assert_allclose(a.inertia, b.inertia, atol=1e-12)
+    np.testing.assert_allclose(system.model.M_A, again.model.M_A, atol=1e-12)
+
+
+def test_jaws_closing_on_nothing_stop_at_each_other(tmp_path):
+    """Link against link of two branches (the jaws, children of one palm): closed on nothing,
+    they meet and rest against each other, pressed by their 30 N: each moves 3.1 cm (inner
+    faces 6.2 cm apart at first) and half the springs' 30 N / k more (they press into each other)."""
+    sim = Simulator.from_system(_system(tmp_path, GRIP.split("  objects:", maxsplit=1)[0]))
+    m = sim.model
+    left, right = m.idx_v[m.body_index("jaw_left")], m.idx_v[m.body_index("jaw_right")]
+    tau = np.zeros(m.nv)
+    tau[left], tau[right] = 30.0, -30.0
+    sim.set_generalized_forces(tau)
+    sim.advance(DT, 1000)
+    q = sim.state.q
+    assert q[m.idx_q[m.body_index("jaw_left")]] == pytest.approx(0.031 + 0.5 * 30.0 / 5.0e4, abs=2e-5)
+    assert q[m.idx_q[m.body_index("jaw_right")]] == pytest.approx(-0.031 - 0.5 * 30.0 / 5.0e4, abs=2e-5)
+    assert abs(sim.state.v[left]) < 1e-4
+
+
+def test_a_box_rests_on_a_box_on_a_fixed_structure(tmp_path):
+    """Object on object on a bolted structure (a vehicle with base: fixed placed by its
+    initial_pose): the stack rests where the sizes and the springs put it."""
+    text = """
+vehicles:
+  - name: table
+    base: fixed
+    initial_pose: {position: [1.0, 0.0, 5.0]}
+    links: [{name: top, collision: [{box: [1.0, 1.0, 0.1]}]}]
+scene:
+  contact: {stiffness: 1.0e5, restitution: 0.0}
+  objects:
+    - {name: lower, shape: box, size: [0.4, 0.4, 0.2], density: 2000.0, xyz: [1.0, 0.0, 4.849]}
+    - {name: upper, shape: box, size: [0.2, 0.2, 0.1], density: 2000.0, xyz: [1.0, 0.0, 4.6985]}
+"""
+    sim = Simulator.from_system(_system(tmp_path, text))
+    sim.advance(DT, 3000)
+    lower, upper = _object_state(sim, "lower")[0], _object_state(sim, "upper")[0]
+    w_upper = 1000.0 * G * 0.2 * 0.2 * 0.1  # (2000 - 1000) kg/m^3 x volume x g
+    w_lower = 1000.0 * G * 0.4 * 0.4 * 0.2
+    assert lower[2] == pytest.approx(5.0 - 0.05 - 0.1 + (w_lower + w_upper) / 1.0e5, abs=1e-5)
+    assert upper[2] == pytest.approx(lower[2] - 0.1 - 0.05 + w_upper / 1.0e5, abs=1e-5)

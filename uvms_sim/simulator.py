@@ -44,6 +44,7 @@ from .model.crba import crba
 from .model.kinematics import check_finite, placements
 from .model.model import Model
 from .model.system import System
+from .model.yaml_source import ConfigError
 from .scene import ContactLaw
 from .spatial import Array
 from .tether.properties import TetherSpec
@@ -112,7 +113,10 @@ class Simulator:
         if law is not None and system.scene is not None:
             sim.touch = Touch(system.model, system.scene, law)
             objects = [v.name for v in system.vehicles if v.kind == "object"]
-            sim._check_overlaps(sim.state.q, objects)
+            try:
+                sim._check_overlaps(system.initial_q, objects)
+            except ValueError as exc:  # an error of the description
+                raise ConfigError(system.source or system.name, "scene.objects", str(exc)) from None
         sim.reset(system.initial_q)
         for c in system.constraints:
             sim.connect(c.parent, c.child, c.name, c.E, c.r)

@@ -13,7 +13,10 @@ A pair within ``law.margin`` gets its points (``Query.touching``), each as two m
 and a normal (``dynamics.contact``); the pair's stiffness, damping and tangential stiffness are
 shared among its points, so that a box resting on its face sinks as far as a sphere of the same
 weight. A point found again near a point of the last detection (within ``MATCH`` of it) keeps
-that point's material points: what it holds, it holds on. The margin is what lets a detection
+that point's friction spring: what it holds, it holds on. Within ``KEEP`` it is the same
+material point (a face at rest) and its row is kept as it was; farther (a rolling or tilting
+body touches with other material points) it starts from where coal finds it now, with the
+spring's tangential offset carried over. The margin is what lets a detection
 every few milliseconds see contacts coming: at ``law.period`` 5 ms and the default 2 cm, a body
 may approach at 4 m/s before a contact would begin between two detections.
 
@@ -40,6 +43,7 @@ from ..spatial import Array
 from .contact import PAIR, UNUSED, Contacts
 
 MATCH = 0.01  # m: a point found again within this of a last detection's point is the same point
+KEEP = 1e-4  # m: ... and within this along the surface, the same material point (kept as it was)
 PAIR_ROWS = 64  # pair points the table holds at first (it grows when more touch)
 
 
@@ -96,6 +100,9 @@ class Touch:
         self.between_reach = radius[self.between_i] + radius[self.between_j] + margin
         mass = model.mass + np.trace(model.M_A[:, :3, :3], axis1=1, axis2=2) / 3.0
         self.mass = np.maximum(mass, 1e-6)
+        for i in range(model.nbodies):  # a body bolted to the world (no joint on its way moves)
+            if all(model.joints[k].nv == 0 for k in (i, *self._ancestors(i))):
+                self.mass[i] = np.inf
         self.zeta = damping_ratio(law.restitution)
         self.rows: list[_Row] = []
         self.data = model.create_data()
@@ -107,6 +114,13 @@ class Touch:
         contacts.KI[contacts.fixed :, 1] = UNUSED
         self.rows = []
         self.pairs_touching = 0
+
+    @staticmethod
+    def _gap(row: Array, a: int, b: int, R: Array, p: Array) -> float:
+        """The gap of a pair point's row (negative: penetration)."""
+        xa = p[a] + R[a] @ row[:3]
+        xb, n = (p[b] + R[b] @ row[3:6], R[b] @ row[10:13]) if b >= 0 else (row[3:6], row[10:13])
+        return float((xa - xb) @ n)
 
     def _ancestors(self, i: int) -> set[int]:
         out = set()
@@ -176,51 +190,79 @@ class Touch:
         """The rows of the pairs found: a point near one of the last detection keeps its row's
         material points; the others start from the witness points."""
         KI, KF = contacts.KI, contacts.KF
-        old: dict[tuple[int, int], list[tuple[Array, Array]]] = {}
+        # the last detection's points of the pairs found again: A's point and the tangential
+        # offset of A's from B's (world), and the row
+        old: dict[tuple[int, int], list[tuple[Array, Array, Array]]] = {}
         for r in self.rows:
             k = contacts.fixed + r.row
             if r.pair in found and KI[k, 1] == PAIR:
-                a = int(KI[k, 0])
-                old.setdefault(r.pair, []).append((p[a] + R[a] @ KF[k, :3], KF[k].copy()))
+                a, b = int(KI[k, 0]), int(KI[k, 2])
+                xa = p[a] + R[a] @ KF[k, :3]
+                xb, n = (
+                    (p[b] + R[b] @ KF[k, 3:6], R[b] @ KF[k, 10:13]) if b >= 0 else (KF[k, 3:6], KF[k, 10:13])
+                )
+                d = xa - xb
+                old.setdefault(r.pair, []).append((xa, d - (d @ n) * n, KF[k].copy()))
         for pair, previous in old.items():
             # a body driven deep into a thin one: coal may now see the shorter way out through
             # its far side (a normal turned round); the pair keeps its points, and so its side
             j = pair[1]
             Rb = R[self.moving[j][0]] if j >= 0 else np.eye(3)
-            before = Rb @ np.mean([row[10:13] for _, row in previous], axis=0)
+            before = Rb @ np.mean([row[10:13] for _, _, row in previous], axis=0)
             if any(float(normal @ before) < 0.0 for _, _, normal in found[pair]):
-                found[pair] = [(xa, None, row) for xa, row in previous]
+                found[pair] = [(xa, None, row) for xa, _, row in previous]
+                old[pair] = []
         rows: list[tuple[tuple[int, int], Array]] = []
+        counts: list[int] = []
         law = self.law
         for pair, points in found.items():
             i, j = pair
             a = self.moving[i][0]
             b = self.moving[j][0] if j >= 0 else -1
             m = self.mass[a] if b < 0 else 1.0 / (1.0 / self.mass[a] + 1.0 / self.mass[b])
-            share = 1.0 / len(points)
-            k_n = law.stiffness * share
-            c_n = 2.0 * self.zeta * math.sqrt(law.stiffness * m) * share
-            k_t = law.tangential_stiffness * share
-            c_t = 2.0 * self.zeta * math.sqrt(law.tangential_stiffness * m) * share
+            m = m if np.isfinite(m) else 0.0  # (two bodies bolted to the world: no force moves them)
             previous = old.get(pair, [])
+            pair_rows: list[Array] = []
             for pa, pb, normal in points:
-                row = None if pb is not None else normal  # (a pair keeping its points: the rows)
-                for n_old, (xa, kept) in enumerate(previous if row is None else []):
-                    if np.linalg.norm(xa - pa) < MATCH:
-                        row = kept
-                        del previous[n_old]
-                        break
-                if row is None:
-                    row = np.zeros(KF.shape[1])
-                    row[:3] = R[a].T @ (pa - p[a])
-                    if b >= 0:
-                        row[3:6] = R[b].T @ (pb - p[b])
-                        row[10:13] = R[b].T @ normal
-                    else:
-                        row[3:6] = pb
-                        row[10:13] = normal
-                row[6], row[7], row[8], row[9], row[13] = k_n, c_n, law.friction, k_t, c_t
+                if pb is None:  # a pair keeping its points: normal is the row
+                    row = normal
+                else:
+                    # the points where coal finds them now (a rolling or tilting body touches
+                    # with other material points), and a point found again within MATCH of
+                    # one of the last detection keeps its friction spring's offset
+                    row = None
+                    for n_old, (xa, offset, kept) in enumerate(previous):
+                        moved = xa - pa
+                        if float(np.linalg.norm(moved)) < MATCH:
+                            del previous[n_old]
+                            if float(np.linalg.norm(moved - (moved @ normal) * normal)) < KEEP:
+                                row = kept  # the same material point (a face at rest): as it was
+                            else:
+                                pb = pb - (offset - (offset @ normal) * normal)
+                            break
+                    if row is None:
+                        row = np.zeros(KF.shape[1])
+                        row[:3] = R[a].T @ (pa - p[a])
+                        if b >= 0:
+                            row[3:6] = R[b].T @ (pb - p[b])
+                            row[10:13] = R[b].T @ normal
+                        else:
+                            row[3:6] = pb
+                            row[10:13] = normal
+                pair_rows.append(row)
+            # a point of the last detection that coal leaves out now (a face seen as its deepest
+            # edge) is kept while it is within the margin: its friction spring holds on
+            for _, _, kept in previous:
+                if self._gap(kept, a, b, R, p) < law.margin:
+                    pair_rows.append(kept)
+            share = 1.0 / len(pair_rows)
+            c_n = 2.0 * self.zeta * math.sqrt(law.stiffness * m) * share
+            c_t = 2.0 * self.zeta * math.sqrt(law.tangential_stiffness * m) * share
+            for row in pair_rows:
+                row[6], row[7], row[8] = law.stiffness * share, c_n, law.friction
+                row[9], row[13] = law.tangential_stiffness * share, c_t
                 rows.append(((a, b), row))
+            counts.append(len(pair_rows))
         contacts.grow(len(rows))
         KI, KF, start = contacts.KI, contacts.KF, contacts.fixed
         KI[start:, 1] = UNUSED
@@ -230,6 +272,6 @@ class Touch:
             KI[start + n] = (a, PAIR, b)
             KF[start + n] = row
         # the pair of each row, for the next detection's matching
-        keys = [pair for pair, points in found.items() for _ in points]
+        keys = [pair for pair, count in zip(found, counts, strict=True) for _ in range(count)]
         self.rows = [_Row(key, n) for n, key in enumerate(keys)]
         return len(rows)

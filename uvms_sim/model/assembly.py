@@ -197,6 +197,9 @@ def _place_constrained(
     return tuple(out)
 
 
+ZERO3 = np.zeros(3)
+
+
 def _order_bodies(
     vehicles: list[VehicleSpec],
     links: dict[str, LinkSpec],
@@ -210,7 +213,9 @@ def _order_bodies(
     order: dict[str, int] = {}
     bodies: list[Body] = []
 
-    def add(link: str, parent: int, joint: Joint, j: JointSpec | None) -> None:
+    def add(
+        link: str, parent: int, joint: Joint, j: JointSpec | None, origin: tuple = (ZERO3, ZERO3)
+    ) -> None:
         stack = [(link, parent, joint, j)]
         while stack:
             name, par, jt, js = stack.pop()
@@ -225,8 +230,8 @@ def _order_bodies(
                         mass=ls.mass,
                         com=ls.com,
                         inertia=ls.inertia,
-                        origin_xyz=np.zeros(3) if js is None else js.xyz,
-                        origin_rpy=np.zeros(3) if js is None else js.rpy,
+                        origin_xyz=origin[0] if js is None else js.xyz,
+                        origin_rpy=origin[1] if js is None else js.rpy,
                         hydro=ls.hydro,
                         joint_name=f"{name}_joint" if js is None else js.name,
                         visuals=ls.visuals,
@@ -240,7 +245,16 @@ def _order_bodies(
 
     for v in vehicles:
         if v.root not in attached:
-            add(v.root, -1, Joint("free" if v.base == "free" else "fixed"), None)
+            if v.base == "free":
+                add(v.root, -1, Joint("free"), None)
+            else:  # bolted to the world where its initial_pose puts it (a structure with joints)
+                add(
+                    v.root,
+                    -1,
+                    Joint("fixed"),
+                    None,
+                    (np.asarray(v.position, float), np.asarray(v.rpy, float)),
+                )
     for v in vehicles:
         for ls in v.links:
             if ls.name not in order:
@@ -296,6 +310,8 @@ def _initial_configuration(
 
 def _check_mass_matrix(model: Model, top: Cursor) -> None:
     """The joint-space inertia must be positive definite, or ABA divides by zero."""
+    if model.nv == 0:  # nothing moves (fixed bodies only)
+        return
     M = crba(model, model.create_data(), model.neutral())
     ev = np.linalg.eigvalsh(M)
     if not ev.min() > 1e-12 * max(1.0, ev.max()):

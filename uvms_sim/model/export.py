@@ -208,11 +208,16 @@ def system_to_dict(system: System) -> dict:
     vehicles, connections = [], []
     held = {c.child for c in system.constraints}
     for veh in _vehicles(system):
+        if veh.kind == "object":  # written in the scene (_objects)
+            continue
         idx = [model.body_index(n) for n in veh.bodies]
         r = model.body_index(veh.root)
         entry: dict = {"name": veh.name}
         if model.parents[r] < 0 and model.joints[r].type == "fixed":
             entry["base"] = "fixed"
+            root = model.bodies[r]
+            if np.any(root.origin_xyz) or np.any(root.origin_rpy):  # where it is bolted
+                entry["initial_pose"] = {"position": _vec(root.origin_xyz), "rpy": _vec(root.origin_rpy)}
         entry["links"] = [_link_entry(model.bodies[i]) for i in idx]
         joints = [_joint_entry(model, i) for i in idx if i != r]
         if joints:
@@ -311,6 +316,38 @@ def _scene(system: System) -> dict:
         out["seabed"] = {"type": "mesh", **entry}
     if scene.structures:
         out["structures"] = [{"name": s.name, **_shape_entry(s.shape)} for s in scene.structures]
+    if scene.contact is not None:
+        law = scene.contact
+        out["contact"] = {k: _num(getattr(law, k)) for k in law.__dataclass_fields__}
+    objects = _objects(system)
+    if objects:
+        out["objects"] = objects
+    return out
+
+
+def _objects(system: System) -> list[dict]:
+    """The free objects (``model.objects``) as ``scene.objects`` entries: shape, mass, pose and
+    their hydrodynamics written out (the inertia follows from the shape and mass)."""
+    model, q, out = system.model, system.initial_q, []
+    for veh in system.vehicles:
+        if veh.kind != "object":
+            continue
+        i = model.body_index(veh.root)
+        body = model.bodies[i]
+        shape = body.collisions[0] if body.collisions else body.visuals[0]
+        entry: dict = {"name": veh.name, "shape": shape.shape}
+        if shape.shape == "mesh":
+            entry["file"], entry["scale"] = str(Path(shape.mesh).resolve()), _vec(shape.size)
+        else:
+            entry["size"] = _vec(shape.size)
+        s = model.q_slice(i)
+        entry["mass"] = _num(body.mass)
+        entry["xyz"], entry["rpy"] = _vec(q[s][:3]), _vec(quat2euler(q[s][3:7], axes="sxyz"))
+        if body.hydro is not None:
+            entry["hydrodynamics"] = _hydro(body.hydro)
+        if body.visuals:
+            entry["color"] = _vec(body.visuals[0].color)
+        out.append(entry)
     return out
 
 

@@ -122,6 +122,8 @@ def _placement(cur: Cursor) -> tuple[tuple[float, float, float], tuple[float, fl
 
 
 def _mesh_shape(cur: Cursor, base_dir: Path) -> Shape:
+    if "file" not in cur:
+        raise cur.error("a mesh needs `file`: the mesh file (STL, OBJ, PLY, OFF, glTF)")
     if "size" in cur:
         raise cur["size"].error("a mesh has no `size`: give `scale` (sx, sy, sz) if it needs one")
     path = Path(cur["file"].text())

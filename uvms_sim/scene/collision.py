@@ -110,6 +110,7 @@ class Query:
         self.request.num_max_contacts = MAX_CONTACTS
         self.result = coal.CollisionResult()
         self.patch_request = coal.ContactPatchRequest()
+        self.patch_request.setPatchTolerance(5e-3)
         self.patches = coal.ContactPatchResult(self.patch_request)
         self._tf = (coal.Transform3s(), coal.Transform3s())
 
