@@ -13,7 +13,7 @@ import pytest
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.qos import DurabilityPolicy, QoSProfile
-from ros_helpers import call, simulator, spin_until
+from ros_helpers import simulator, spin_until
 from simulation_interfaces.msg import EntityCategory, EntityState, Result
 from simulation_interfaces.srv import (
     DeleteEntity,
@@ -71,7 +71,9 @@ def ask(executor, clients, service: str, /, **fields):
     request = kind.Request()
     for key, value in fields.items():
         setattr(request, key, value)
-    return call(executor, client, request)
+    future = client.call_async(request)  # a spawn rebuilds the model: seconds on a loaded machine
+    assert spin_until(executor, future.done, timeout=60.0), service
+    return future.result()
 
 
 def pose(x: float, y: float, z: float, frame: str = "odom") -> PoseStamped:
@@ -243,6 +245,13 @@ def test_a_yaml_file_as_uri_and_the_world_frame(tmp_path):
         missing = ask(executor, clients, "spawn_entity", name="b2", uri=str(tmp_path / "none.yaml"),
                       initial_pose=pose(0, 0, -9))  # fmt: skip
         assert missing.result.result == Result.RESULT_NOT_FOUND
+        ball = "{shape: sphere, size: [0.1], mass: 1}"
+        elsewhere = ask(executor, clients, "spawn_entity", name="b5", resource_string=ball,
+                        initial_pose=pose(0, 0, -9, frame="base_link"))  # fmt: skip
+        assert (
+            elsewhere.result.result == SpawnEntity.Response.INVALID_POSE
+            and "frame" in elsewhere.result.error_message
+        )
         sdf = ask(
             executor, clients, "spawn_entity", name="b3", uri="model://box.sdf", initial_pose=pose(0, 0, -9)
         )

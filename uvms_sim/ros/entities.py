@@ -140,8 +140,9 @@ class Entities:
         return found
 
     # -- frames: the request's reference frame and odom (ENU) ---------------------------------
-    def _frame_rotation(self, frame_id: str) -> tuple[np.ndarray, np.ndarray]:
-        """(origin, quaternion) of ``frame_id`` in odom; ``RefusedError`` for a frame it does not know."""
+    def _frame_rotation(self, frame_id: str, invalid: int) -> tuple[np.ndarray, np.ndarray]:
+        """(origin, quaternion) of ``frame_id`` in odom; ``RefusedError(invalid)`` for a frame it
+        does not know (the service's INVALID_POSE: the pose cannot be placed)."""
         node = self.node
         if frame_id in ("", node.frame_id):
             return np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
@@ -150,7 +151,7 @@ class Entities:
             inverse = qconjugate(quat)
             return -rotate_vector(offset, inverse), inverse
         raise RefusedError(
-            Result.RESULT_NOT_FOUND,
+            invalid,
             f"unknown frame {frame_id[:100]!r}: poses are in {node.frame_id!r}"
             + (f" or {node.world_frame!r}" if node.world_frame else ""),
         )
@@ -168,7 +169,7 @@ class Entities:
             )
         quat = quat / scale
         quat = quat / np.linalg.norm(quat)
-        origin, rot = self._frame_rotation(frame_id)
+        origin, rot = self._frame_rotation(frame_id, invalid)
         return origin + rotate_vector(pos, rot), qmult(rot, quat)
 
     # -- services ------------------------------------------------------------------------------
@@ -298,7 +299,7 @@ class Entities:
                 SetEntityState.Response.INVALID_POSE,
                 f"twist refused: NaN, or beyond {MAX_SPEED:g} m/s or rad/s",
             )
-        _, rot = self._frame_rotation(frame_id)
+        _, rot = self._frame_rotation(frame_id, SetEntityState.Response.INVALID_POSE)
         q_ned = frames.quat_enu_flu_to_ned_frd(quat)
         R = quat2mat(q_ned)  # body FRD -> world NED
         to_ned = frames.NED_TO_ENU.T @ quat2mat(rot)  # the request's frame -> NED
