@@ -61,8 +61,10 @@ bench: setup $(VENV)/.bench
 	$(PY) benchmarks/bench_performance.py --write benchmarks/RESULTS.md
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_constraints.py
+	$(PY) benchmarks/bench_contacts.py
 	$(PY) benchmarks/bench_node.py
 	$(PY) benchmarks/bench_entities.py
+	$(PY) benchmarks/bench_water.py
 	$(PY) benchmarks/bench_view.py
 	$(PY) benchmarks/bench_replay.py
 	$(PY) benchmarks/bench_sitl.py

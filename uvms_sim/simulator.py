@@ -143,33 +143,42 @@ class Simulator:
     def link_point(self, body: int, r: Array) -> tuple[Array, Array, Array]:
         """World rotation of link ``body`` (link -> world) and the world position and velocity
         of its point ``r`` (link axes) at the current state."""
-        q, v = self.state.q, self.state.v
-        m = self.model
-        if m.parents[body] < 0 and m.joints[body].type == "free":  # a vehicle's root: from q and v alone
-            iq, iv = m.idx_q[body], m.idx_v[body]
-            px, py, pz, w, x, y, z = q[iq : iq + 7].tolist()
-            u0, u1, u2, w0, w1, w2 = v[iv : iv + 6].tolist()
-            r0, r1, r2 = (float(c) for c in r)
-            k = 2.0 / (w * w + x * x + y * y + z * z)
-            R0 = (1 - k * (y * y + z * z), k * (x * y - w * z), k * (x * z + w * y))
-            R1 = (k * (x * y + w * z), 1 - k * (x * x + z * z), k * (y * z - w * x))
-            R2 = (k * (x * z - w * y), k * (y * z + w * x), 1 - k * (x * x + y * y))
-            c0, c1, c2 = u0 + w1 * r2 - w2 * r1, u1 + w2 * r0 - w0 * r2, u2 + w0 * r1 - w1 * r0  # v + ω × r
-            return (
-                np.array((R0, R1, R2)),
-                np.array((px + R0[0] * r0 + R0[1] * r1 + R0[2] * r2,
-                          py + R1[0] * r0 + R1[1] * r1 + R1[2] * r2,
-                          pz + R2[0] * r0 + R2[1] * r1 + R2[2] * r2)),
-                np.array((R0[0] * c0 + R0[1] * c1 + R0[2] * c2, R1[0] * c0 + R1[1] * c1 + R1[2] * c2,
-                          R2[0] * c0 + R2[1] * c1 + R2[2] * c2)),
-            )  # fmt: skip
+        root = self._root_point(body, r)
+        if root is not None:
+            R, x, xd = root
+            return np.array(R), np.array(x), np.array(xd)
         from .dynamics.kinematics import forward_kinematics
 
-        forward_kinematics(m, self._limit_data, q, v, self.env, None, self.state.t)
+        m = self.model
+        forward_kinematics(m, self._limit_data, self.state.q, self.state.v, self.env, None, self.state.t)
         d = self._limit_data
         R = d.R_world[body]
         nu = d.v[body]
         return R, d.p_world[body] + R @ r, R @ (nu[:3] + np.cross(nu[3:], r))
+
+    def _root_point(self, body: int, r) -> tuple[tuple, tuple, tuple] | None:
+        """``link_point`` as tuples of floats (the rotation's rows, the position, the velocity)
+        for a vehicle's root, from q and v alone; None for any other link."""
+        m = self.model
+        if m.parents[body] >= 0 or m.joints[body].type != "free":
+            return None
+        iq, iv = m.idx_q[body], m.idx_v[body]
+        px, py, pz, w, x, y, z = self.state.q[iq : iq + 7].tolist()
+        u0, u1, u2, w0, w1, w2 = self.state.v[iv : iv + 6].tolist()
+        r0, r1, r2 = (float(c) for c in r)
+        k = 2.0 / (w * w + x * x + y * y + z * z)
+        R0 = (1 - k * (y * y + z * z), k * (x * y - w * z), k * (x * z + w * y))
+        R1 = (k * (x * y + w * z), 1 - k * (x * x + z * z), k * (y * z - w * x))
+        R2 = (k * (x * z - w * y), k * (y * z + w * x), 1 - k * (x * x + y * y))
+        c0, c1, c2 = u0 + w1 * r2 - w2 * r1, u1 + w2 * r0 - w0 * r2, u2 + w0 * r1 - w1 * r0  # v + ω × r
+        return (
+            (R0, R1, R2),
+            (px + R0[0] * r0 + R0[1] * r1 + R0[2] * r2,
+             py + R1[0] * r0 + R1[1] * r1 + R1[2] * r2,
+             pz + R2[0] * r0 + R2[1] * r1 + R2[2] * r2),
+            (R0[0] * c0 + R0[1] * c1 + R0[2] * c2, R1[0] * c0 + R1[1] * c1 + R1[2] * c2,
+             R2[0] * c0 + R2[1] * c1 + R2[2] * c2),
+        )  # fmt: skip
 
     def _tether_loads(self) -> Array:
         """``f_ext`` plus the tethers' wrenches of their last coupling (into a buffer)."""
@@ -183,8 +192,8 @@ class Simulator:
             return
         due, self._tether_due = self._tether_due, 0.0
         self._tether_wrench[:] = 0.0
-        for tether in self.tethers:
-            R, x, xd = self.link_point(tether.body, tether.spec.position)
+        for tether in self.tethers:  # floats where the link is a vehicle's root (no arrays to build)
+            R, x, xd = self._root_point(tether.body, tether.end) or self.link_point(tether.body, tether.end)
             tether.advance(self.state.t - due, due, x, xd)
             tether.wrench(R, self._tether_wrench[tether.body])
 
@@ -489,9 +498,31 @@ class Simulator:
                     hit.append(iv)
         if hit:
             self.limit_impacts += len(hit)
-            Minv = np.linalg.inv(crba(self.model, self._limit_data, q))
-            impulse = np.linalg.solve(Minv[np.ix_(hit, hit)], v[hit])
-            v -= Minv[:, hit] @ impulse
+            Minv = self._inverse_inertia_columns(q, v, hit)
+            impulse = np.linalg.solve(Minv[hit], v[hit])
+            v -= Minv @ impulse
+
+    def _inverse_inertia_columns(self, q: Array, v: Array, columns: list[int]) -> Array:
+        """The columns ``columns`` of ``M⁻¹`` at ``q`` (nv x len(columns)). Compiled: the
+        articulated-body algorithm is affine in τ, so ``M⁻¹ e = aba(τ + e) - aba(τ)`` at the
+        same (q, v) and inputs: two O(n) passes instead of the O(n³)
+        inverse of the CRBA matrix; the contact rows, which an evaluation moves where a point
+        slips, are put back as they were. Reference path: the inverse of ``crba``."""
+        fast = self.fast_dynamics()
+        if fast is None:
+            return np.asarray(np.linalg.inv(crba(self.model, self._limit_data, q))[:, columns], dtype=float)
+        KF = fast.KF.copy() if fast.KF.size else None
+        t = self.state.t
+        base = fast.aba(q, v, self.tau, self.loads, None, t)
+        out = np.empty((self.model.nv, len(columns)))
+        tau = self.tau.copy()
+        for k, iv in enumerate(columns):
+            tau[iv] += 1.0
+            out[:, k] = fast.aba(q, v, tau, self.loads, None, t) - base
+            tau[iv] -= 1.0
+        if KF is not None:
+            fast.KF[:] = KF
+        return out
 
     def advance(self, dt: float, steps: int) -> State:
         """``steps`` calls of ``step(dt)`` with the inputs held. Without joint motors, thruster

@@ -1,7 +1,7 @@
 """The cameras a description declares (``vehicles[].sensors``, type ``camera``:
 ``uvms_sim.sensors.camera``), rendered on a thread of their own at their rate of simulated time
-(as fast as the machine allows when it cannot keep up) and published under the vehicle's
-namespace:
+(as fast as the machine allows when it cannot keep up; only the optical frame's transform while
+nothing subscribes to its images) and published under the vehicle's namespace:
 
 - ``camera/<name>/image_raw`` (sensor_msgs/Image, rgb8), ``camera/<name>/camera_info``
   (sensor_msgs/CameraInfo: K, P, no distortion) and ``camera/<name>/depth`` (sensor_msgs/Image,
@@ -85,7 +85,10 @@ class CameraTopics:
             for cam in due:
                 cam["next"] = max(cam["next"] + cam["period"], t)
                 try:
-                    self.publish(cam, t)
+                    if any(cam[k].get_subscription_count() for k in ("image", "depth", "info")):
+                        self.publish(cam, t)
+                    else:  # nobody looks (a recorder counts): no frame rendered, the frame on /tf
+                        self.publish_tf(cam, self.node.stamp_at(t))
                 except Exception:  # the context is shutting down under us
                     if self.node.context.ok():
                         raise
@@ -112,6 +115,10 @@ class CameraTopics:
         info.r = np.eye(3).ravel().tolist()
         info.p = np.hstack([intr.K, np.zeros((3, 1))]).ravel().tolist()
         cam["info"].publish(info)
+        self.publish_tf(cam, stamp)
+
+    def publish_tf(self, cam: dict, stamp) -> None:
+        """The optical frame's transform from the camera's link, with the current tilt."""
         mount = cam["mount"]
         c, s = math.cos(cam["tilt"]), math.sin(cam["tilt"])
         tilt = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
