@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 from transforms3d.euler import euler2quat
@@ -265,15 +266,16 @@ class Simulator:
         return np.array([pose_error(self.data, c) for c in self.constraints]).reshape(-1, 6)
 
     # -- free objects of the scene (model.objects), added, removed and placed at run time ------
-    def add_object(self, spec: dict) -> None:
+    def add_object(self, spec: dict, base_dir: str | Path | None = None) -> None:
         """Add a free object (a mapping as a description's ``scene.objects`` entry: name, shape,
-        size or file, mass or density, xyz, rpy...) at its pose, at rest; ``ConfigError`` naming
-        the key for a bad one, ``ValueError`` if it would start inside another body or the scene
-        (nothing changed then)."""
+        size or file, mass or density, xyz, rpy...) at its pose, at rest; a relative mesh
+        ``file`` is found from ``base_dir`` (default: the working directory); ``ConfigError``
+        naming the key for a bad one, ``ValueError`` if it would start inside another body or the
+        scene (nothing changed then)."""
         from .model.objects import object_spec, with_object
 
         system = self._system()
-        spec_ = object_spec(spec, self.env.density)
+        spec_ = object_spec(spec, self.env.density, None if base_dir is None else Path(base_dir))
         new = with_object(system, spec_)
         if new.scene is not None and new.scene.contact is None:
             new = replace(new, scene=replace(new.scene, contact=ContactLaw()))
@@ -332,8 +334,9 @@ class Simulator:
         new = system.model
         q, v = system.initial_q.copy(), np.zeros(new.nv)
         tau, f_ext = np.zeros(new.nv), np.zeros((new.nbodies, 6))
+        kept = {b.name for b in old.bodies}
         for k, body in enumerate(new.bodies):
-            if body.name in placed or body.name not in {b.name for b in old.bodies}:
+            if body.name in placed or body.name not in kept:
                 continue
             j = old.body_index(body.name)
             sq, sv, oq, ov = new.q_slice(k), new.v_slice(k), old.q_slice(j), old.v_slice(j)

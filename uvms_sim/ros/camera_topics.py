@@ -34,7 +34,7 @@ class CameraTopics:
         self.node, self.sim, self.lock = node, sim, lock
         self.link_frames = link_frames
         rays = SceneRays(system.scene)
-        many = len(system.vehicles) > 1
+        many = sum(v.kind == "vehicle" for v in system.vehicles) > 1  # objects have no topics
         self.cameras: list[dict] = []
         for v in system.vehicles:
             ns = f"{v.name}/" if many else ""
@@ -71,14 +71,17 @@ class CameraTopics:
 
     def run(self) -> None:
         while not self.stop_event.is_set():
-            with self.lock:
+            with self.lock:  # the model with its state (objects added at run time change both)
                 t = float(self.sim.state.t)
                 q = np.array(self.sim.state.q, copy=True)
+                model = self.sim.model
             due = [c for c in self.cameras if t >= c["next"]]
             if not due:
                 self.stop_event.wait(0.002)
                 continue
-            placements(self.sim.model, self.data, q)
+            if model.nbodies != len(self.data.p_world):
+                self.data = model.create_data()
+            placements(model, self.data, q)
             for cam in due:
                 cam["next"] = max(cam["next"] + cam["period"], t)
                 try:

@@ -39,12 +39,19 @@ class Scene:
     def __init__(self, node: Node, system: System, prefix: str, frame_id: str) -> None:
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.description = node.create_publisher(String, "robot_description", latched)
-        self.description.publish(String(data=urdf_text(system, prefix, frame_id)))
         self.markers = node.create_publisher(MarkerArray, "markers", 10)
         self.frame_id = frame_id
+        self.prefix = prefix
+        self.rebuild(system)
+
+    def rebuild(self, system: System) -> None:
+        """Follow ``system`` (the same description with other free objects): its URDF on
+        ``robot_description`` again, and its link poses in the frames."""
+        self.description.publish(String(data=urdf_text(system, self.prefix, self.frame_id)))
         self.state = SceneState(system)
-        _, vehicles = tf_names(system, prefix)
-        self.roots = [vf.root for vf in vehicles]
+        _, free = tf_names(system, self.prefix)
+        vehicles = {v.name for v in system.vehicles if v.kind == "vehicle"}
+        self.roots = [vf.root for vf in free if vf.name in vehicles]  # the current at each vehicle
         self.thruster_names = [t.name for t in system.thrusters]
         self.breaking = {t.name: t.properties["breaking_strength"] for t in system.tethers}
         self.fixed = self._fixed_geometry(system)
