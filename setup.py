@@ -3,9 +3,9 @@
 With colcon (a ROS install) the dependencies come from package.xml through rosdep; colcon
 installs no PyPI requirement. With pip they come from PyPI: the ROS 2 Kilted wheels
 (ros-python-wheels, cp311) and the numeric libraries; the rosidl toolchain wheels let
-``uvms-sim build-interfaces`` build tf2_msgs, mavros_msgs and control_msgs, which have no wheel. The
-versions this project is tested with are pinned in requirements.txt (``pip install
---constraint requirements.txt``).
+``uvms-sim build-interfaces`` build tf2_msgs, mavros_msgs, control_msgs and
+simulation_interfaces, which have no wheel. The versions this project is tested with are
+pinned in requirements.txt (``pip install --constraint requirements.txt``).
 """
 
 from glob import glob
@@ -49,7 +49,7 @@ ROS_WHEELS = [
     "ros-action-msgs",  # the trajectory and gripper actions (control_msgs, built here)
     "ros-trajectory-msgs",
 ]
-INTERFACE_TOOLCHAIN = [  # uvms-sim build-interfaces (tf2_msgs, mavros_msgs, control_msgs)
+INTERFACE_TOOLCHAIN = [  # uvms-sim build-interfaces (the interface packages without a wheel)
     "ros-ament-cmake",
     "ros-ament-package",
     "catkin-pkg",

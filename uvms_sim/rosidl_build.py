@@ -1,7 +1,7 @@
 """Build the ROS 2 interface packages kept in ``uvms_sim/interfaces/`` into an environment.
 
-tf2_msgs, mavros_msgs and control_msgs have no PyPI wheel. On a machine without a ROS install this builds
-real rosidl interface packages from the definitions shipped in the package
+tf2_msgs, mavros_msgs, control_msgs and simulation_interfaces have no PyPI wheel. On a machine
+without a ROS install this builds real rosidl interface packages from the definitions shipped in the package
 (``uvms_sim/interfaces/``, field for field as upstream) with the ament_cmake / rosidl toolchain
 that the ``ros-*`` wheels install, and installs them into the environment prefix so that
 ``from mavros_msgs.msg import OverrideRCIn`` works there. It needs cmake and a C++ compiler.

@@ -276,8 +276,8 @@ def _identify(args, system, bags, names) -> int:
             if not described:
                 described.append(1)
                 print(f"  ({check.how})")
-                print("  described:          " + format_summary(check.original))
-            print(f"  fitted, {label + ':':20s}" + format_summary(check.fitted))
+                print("  described:           " + format_summary(check.original))
+            print(f"  fitted, {label + ':':20s} " + format_summary(check.fitted))
 
         choice = choose(system, bags, names, groups, seconds, args.impose, progress=report, **common)
         print("  " + choice.verdict())

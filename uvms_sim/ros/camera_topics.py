@@ -1,7 +1,7 @@
 """The cameras a description declares (``vehicles[].sensors``, type ``camera``:
 ``uvms_sim.sensors.camera``), rendered on a thread of their own at their rate of simulated time
-(as fast as the machine allows when it cannot keep up) and published under the vehicle's
-namespace:
+(as fast as the machine allows when it cannot keep up; only the optical frame's transform while
+nothing subscribes to its images) and published under the vehicle's namespace:
 
 - ``camera/<name>/image_raw`` (sensor_msgs/Image, rgb8), ``camera/<name>/camera_info``
   (sensor_msgs/CameraInfo: K, P, no distortion) and ``camera/<name>/depth`` (sensor_msgs/Image,
@@ -59,7 +59,7 @@ class CameraTopics:
         self.link_frames = link_frames
         self.servo_outputs = servo_outputs
         rays = SceneRays(system.scene)
-        many = len(system.vehicles) > 1
+        many = sum(v.kind == "vehicle" for v in system.vehicles) > 1  # objects have no topics
         self.cameras: list[dict] = []
         tilt_servo, lights_servo, tilt_pwm = mount
         for index, v in enumerate(system.vehicles):
@@ -144,25 +144,32 @@ class CameraTopics:
 
     def run(self) -> None:
         while not self.stop_event.is_set():
-            with self.lock:
+            with self.lock:  # the model with its state (objects added at run time change both)
                 t = float(self.sim.state.t)
                 q = np.array(self.sim.state.q, copy=True)
+                model = self.sim.model
             due = [c for c in self.cameras if t >= c["next"]]
             if not due:
                 self.stop_event.wait(0.002)
                 continue
-            placements(self.sim.model, self.data, q)
+            if model.nbodies != len(self.data.p_world):
+                self.data = model.create_data()
+            placements(model, self.data, q)
             for cam in due:
                 cam["next"] = max(cam["next"] + cam["period"], t)
                 try:
-                    self.publish(cam, t)
+                    self.follow_servos(cam)
+                    streamed = cam is self.video_camera and self.video is not None
+                    if streamed or any(cam[k].get_subscription_count() for k in ("image", "depth", "info")):
+                        self.publish(cam, t)
+                    else:  # nobody looks (a recorder counts): no frame rendered, the frame on /tf
+                        self.publish_tf(cam, self.node.stamp_at(t))
                 except Exception:  # the context is shutting down under us
                     if self.node.context.ok():
                         raise
                     return
 
     def publish(self, cam: dict, t: float) -> None:
-        self.follow_servos(cam)
         R, p = cam["mount"].world(self.data)
         image, depth = cam["camera"].render(R, p, cam["tilt"])
         if cam is self.video_camera and self.video is not None:
@@ -186,6 +193,10 @@ class CameraTopics:
         info.p = np.hstack([intr.K, np.zeros((3, 1))]).ravel().tolist()
         cam["info"].publish(info)
         cam["lights_pub"].publish(Float64(data=float(cam["lights"])))
+        self.publish_tf(cam, stamp)
+
+    def publish_tf(self, cam: dict, stamp) -> None:
+        """The optical frame's transform from the camera's link, with the current tilt."""
         mount = cam["mount"]
         c, s = math.cos(cam["tilt"]), math.sin(cam["tilt"])
         tilt = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])

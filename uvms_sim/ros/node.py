@@ -80,7 +80,10 @@ set) is checked whole before any is applied: all or none.
   gripper_controller]``): for a Reach Alpha 5, the ros2_control controllers that are active
   (``uvms_sim.ros.arm_controllers``: also ``forward_position_controller``,
   ``forward_velocity_controller``, ``forward_effort_controller``); two that claim one joint stop
-  the node with an error, as the controller manager refuses them.
+  the node with an error, as the controller manager refuses them. ``controller_rate`` (Hz of
+  simulated time, 100: the controller manager's default ``update_rate``) is how often they
+  update (sample the trajectory, set the servos' setpoints, check the tolerances); the
+  servos' firmware loops run at every physics step.
 - ``tethers.<name>.length`` and ``tethers.<name>.speed`` (m, m/s; one pair per tether of the
   description, its ``length`` and ``reel.speed`` by default): the reel pays out or hauls in to
   that length at that speed, set at start or with ``ros2 param set`` while running
@@ -118,8 +121,15 @@ one description each vehicle's topics are under ``<vehicle>/``):
   (std_msgs/Float64MultiArray), ``gripper_controller/gripper_cmd``
   (control_msgs/ParallelGripperCommand).
 - services: ``reset`` (std_srvs/Trigger: back to the initial state, inputs neutral, simulated
-  time running on), ``pause`` (std_srvs/SetBool), ``step`` (std_srvs/Trigger: one publish
-  period while paused).
+  time running on; objects spawned at run time back where they were spawned), ``pause``
+  (std_srvs/SetBool), ``step`` (std_srvs/Trigger: one publish period while paused).
+- the standard simulation interfaces (``simulation_interfaces``; ``uvms_sim.ros.entities``), under
+  the node's name: ``~/spawn_entity`` (a free object: a ``scene.objects`` entry as YAML in
+  ``resource_string``, or a .yaml file as ``uri``, at ``initial_pose``), ``~/delete_entity``,
+  ``~/set_entity_state``, ``~/get_entity_state``, ``~/get_entities``, ``~/get_entities_states``,
+  ``~/get_entity_info``, ``~/get_simulator_features``; poses in ``odom`` (ENU) or the world
+  frame. Each object is on TF as ``<name>`` (FLU, from odom) and ``<name>_frd``, in
+  ``robot_description`` and in the views.
 """
 
 from __future__ import annotations
@@ -221,7 +231,6 @@ class SimulatorNode(Node):
                 "a minute on 2 cores before the first odometry ('uvms-sim kernels' does it ahead of time)"
             )
         self.sim = Simulator.from_system(self.system)
-        model = self.sim.model
         self.motors = self._joint_actuators()
         self.sim.joint_motors = self.motors
         self.dt = 1.0 / float(get("physics_rate"))
@@ -233,6 +242,7 @@ class SimulatorNode(Node):
             publish_every=steps_per(float(get("publish_rate")), self.dt),
             clock_every=steps_per(float(get("clock_rate")), self.dt),
             autopilot_every=steps_per(float(get("autopilot_rate")), self.dt),
+            controller_every=steps_per(float(get("controller_rate")), self.dt),
             real_time_factor=float(get("real_time_factor")),
             timeout=float(get("command_timeout")),
         )
@@ -252,11 +262,13 @@ class SimulatorNode(Node):
 
             self.sitl = sitl_backend(self.sim, bind=get("sitl_bind"), port=int(get("sitl_port")))
             self.sitl.max_step = self.dt
-        self.tf_names, vehicle_frames = messages.tf_names(self.system, get("frame_prefix"))
-        self.tree_quats = messages.tree_quaternions(model)
+        vehicle_frames = self._frames()
         many = len(vehicle_frames) > 1
         self.vehicles = [VehicleIO(self, vf, f"{vf.name}/" if many else "") for vf in vehicle_frames]
         self._interfaces(bool(get("publish_joint_wrenches")))
+        from .entities import Entities
+
+        self.entities = Entities(self)
         self.water = WaterTopics(self, self.sim, self.frame_id, [io.frames.root for io in self.vehicles])
         self.water.declare(self._reel_overrides)
         self.joint_deadline = self.loop.deadline(self.joints_expired)
@@ -269,9 +281,9 @@ class SimulatorNode(Node):
             from .arm_controllers import ArmControllers
 
             self.arm = ArmControllers(
-                self, self.motors, self.lock, self.controller_time, get("arm_controllers")
+                self, self.motors, self.lock, self.controller_time, get("arm_controllers"), self.sim_time
             )
-            self.loop.on_autopilot.append(self.arm.update)
+            self.loop.on_controllers.append(self.arm.update)
         self.loop.on_clock = self.clock_tick if self.sim_time else None
         self.loop.on_publish = self.publish_tick
         self.loop.on_failure = self.recover
@@ -329,6 +341,40 @@ class SimulatorNode(Node):
             raise ValueError(f"parameter video_sdp: {path!r} is in no directory ({folder!r} does not exist)")
         return {"camera": get("video_camera"), "host": host, "port": port, "sdp": path}
 
+    def _frames(self) -> list[messages.VehicleFrames]:
+        """The TF names of the simulator's bodies now (``tf_names``, ``tree_quats``), the frames
+        of its free objects (``object_frames``); returns the free vehicles' frames."""
+        system = self.sim.system
+        assert system is not None
+        self.tf_names, free = messages.tf_names(system, self.get_parameter("frame_prefix").value)
+        self.tree_quats = messages.tree_quaternions(self.sim.model)
+        objects = {v.name for v in system.vehicles if v.kind == "object"}
+        self.object_frames = [vf for vf in free if vf.name in objects]
+        return [vf for vf in free if vf.name not in objects]
+
+    def model_changed(self) -> None:
+        """After an object was added or removed (``Simulator.add_object``, ``remove_object``; the
+        loop lock held): the TF names and messages, ``robot_description``, the markers, the
+        browser view and the static transforms follow the simulator's new model (the vehicles'
+        bodies keep their indices: objects come after them)."""
+        self._frames()
+        self._tf_buffers()
+        system = self.sim.system
+        assert system is not None
+        self.scene.rebuild(system)
+        if self.view is not None:
+            self.view.rebuild(system)
+        self.publish_static()
+
+    def _tf_buffers(self) -> None:
+        """The joints TF carries (the vehicles' and objects' roots aside), and one
+        TransformStamped reused for each: the vehicles', the moving joints', the objects'."""
+        model = self.sim.model
+        joints = enumerate(model.joints)
+        self.moving_joints = [i for i, j in joints if model.parents[i] >= 0 and j.type != "fixed"]
+        n = len(self.vehicles) + len(self.moving_joints) + len(self.object_frames)
+        self.tf_msgs = [TransformStamped() for _ in range(n)]
+
     def _joint_actuators(self) -> JointMotors | JointServos | None:
         """The 1-DOF joints' actuators: a Reach Alpha 5's firmware servos
         (``actuators.servo``) when every such joint is an Alpha 5 axis, holding the initial pose
@@ -375,10 +421,7 @@ class SimulatorNode(Node):
         """The node's own publishers, subscription and services (the vehicles' are VehicleIO's)."""
         model = self.sim.model
         self.tf_pub = self.create_publisher(TFMessage, "/tf", 10)
-        # the joints TF carries (the vehicles' roots aside), and one TransformStamped reused for each
-        joints = enumerate(model.joints)
-        self.moving_joints = [i for i, j in joints if model.parents[i] >= 0 and j.type != "fixed"]
-        self.tf_msgs = [TransformStamped() for _ in range(len(self.vehicles) + len(self.moving_joints))]
+        self._tf_buffers()
         self.tf_message = TFMessage()
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.tf_static_pub = self.create_publisher(TFMessage, "/tf_static", latched)
@@ -504,6 +547,14 @@ class SimulatorNode(Node):
             f"publish {r['publish_rate']:g} Hz; {clock}, {pace}{view}"
         )
 
+    @property
+    def initial_q(self) -> np.ndarray:
+        """The initial configuration of the bodies the simulator has now: the description's,
+        with each object added at run time where it was spawned."""
+        system = self.sim.system
+        assert system is not None
+        return system.initial_q
+
     def world_pose(self, pose: Pose) -> Pose:
         """A pose in ``odom`` expressed in the world frame (``world_offset``); unchanged
         without a world frame."""
@@ -625,7 +676,8 @@ class SimulatorNode(Node):
         is taken again from here."""
         with self.lock:
             t = self.sim.state.t
-            self.sim.reset(self.system.initial_q)
+            initial_q = self.initial_q
+            self.sim.reset(initial_q)
             self.sim.state.t = t
             self.sim.f_ext[:] = 0.0
             self.sim.tau[:] = 0.0
@@ -633,7 +685,7 @@ class SimulatorNode(Node):
                 self.sim.thrusters.set_pwm(np.full(len(self.sim.thrusters), 1500.0))
                 self.sim.thrusters.n[:] = 0.0
             if isinstance(self.motors, JointServos):
-                self._preload(self.motors, self.system.initial_q)
+                self._preload(self.motors, initial_q)
                 arm = getattr(self, "arm", None)
                 if arm is not None:
                     arm.reset()
@@ -769,8 +821,10 @@ class SimulatorNode(Node):
             )
         model = self.sim.model
         skip = {io.frames.skip_body for io in self.vehicles}
+        for vf in self.object_frames:
+            out.append(messages.transform(stamp, vf.flu, vf.frd, frames.FLU_TO_FRD, np.zeros(3)))
         data = model.create_data()
-        placements(model, data, self.system.initial_q)
+        placements(model, data, self.initial_q)
         for i, j in enumerate(model.joints):
             if model.parents[i] >= 0 and j.type == "fixed" and i not in skip:
                 out.append(
@@ -796,10 +850,18 @@ class SimulatorNode(Node):
             p = frames.NED_TO_ENU @ data.p_world[root]
             messages.transform(stamp, self.frame_id, io.frames.flu, None, p, quat, msg)
             io.publish(stamp, acc)
-        for i, msg in zip(self.moving_joints, tfs[len(self.vehicles) :], strict=True):
+        joints = tfs[len(self.vehicles) : len(self.vehicles) + len(self.moving_joints)]
+        for i, msg in zip(self.moving_joints, joints, strict=True):
             quat = messages.joint_quaternion(model, i, q, self.tree_quats[i])
             parent = self.tf_names[model.parents[i]]
             messages.transform(stamp, parent, self.tf_names[i], None, data.r[i], quat, msg)
+        objects = tfs[len(self.vehicles) + len(self.moving_joints) :]
+        for vf, msg in zip(self.object_frames, objects, strict=True):  # a free joint: from q alone
+            s = model.q_slice(vf.root)
+            quat = frames.quat_ned_frd_to_enu_flu(q[s.start + 3 : s.start + 7])
+            messages.transform(
+                stamp, self.frame_id, vf.flu, None, frames.NED_TO_ENU @ q[s.start : s.start + 3], quat, msg
+            )
         self.tf_message.transforms = tfs
         self.tf_pub.publish(self.tf_message)
         if self.motors is not None:
