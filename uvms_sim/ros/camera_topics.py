@@ -10,8 +10,9 @@ nothing subscribes to its images) and published under the vehicle's namespace:
   current tilt) is published on /tf with each image;
 - in: ``camera/<name>/tilt`` (std_msgs/Float64, rad, + up about the camera's y axis: the
   BlueROV2's camera mount), clamped to the camera's ``max_tilt``;
-- ``camera/<name>/lights`` (std_msgs/Float64, 0: off to 1: full), with each image: the level
-  of the vehicle's lights. The image model does not light the scene with them yet.
+- ``camera/<name>/lights`` (std_msgs/Float64, 0: off to 1: full), at the camera's rate (with
+  each image, or without one): the level of the vehicle's lights. The image model does not
+  light the scene with them yet.
 
 With ArduSub SITL in the loop (``servo_outputs``: the PWMs of its last frame), the vehicle's
 camera mount and lights follow its servo outputs as on the real vehicle
@@ -164,6 +165,7 @@ class CameraTopics:
                         self.publish(cam, t)
                     else:  # nobody looks (a recorder counts): no frame rendered, the frame on /tf
                         self.publish_tf(cam, self.node.stamp_at(t))
+                        cam["lights_pub"].publish(Float64(data=float(cam["lights"])))
                 except Exception:  # the context is shutting down under us
                     if self.node.context.ok():
                         raise
