@@ -212,7 +212,7 @@ def test_a_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path):
     bin_ = venv / "bin"
     missing = sh(str(bin_ / "simulator"), check=False)
     assert missing.returncode == 1 and "uvms-sim build-interfaces" in missing.stderr
-    sh(str(bin_ / "uvms-sim"), "build-interfaces", timeout=900)
+    sh(str(bin_ / "uvms-sim"), "build-interfaces", timeout=1800)  # four packages, on two cores
     kernels = sh(str(bin_ / "uvms-sim"), "kernels", timeout=1800)  # the README's step after an install
     assert "compiled kernels ready in" in kernels.stdout
     models = sh(str(bin_ / "uvms-sim"), "models").stdout

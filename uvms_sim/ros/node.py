@@ -761,7 +761,9 @@ class SimulatorNode(Node):
             if marker or view is not None:  # one frame of the scene for both
                 thrust = None if sim.thrusters is None else sim.thrusters.thrust
                 frame = self.scene.frame(sim.state.q, thrust)
-                self.water.view(frame, frame.p[self.vehicles[0].frames.root])
+                # the wave surface around the first vehicle (a fixed arm has none: the origin)
+                centre = frame.p[self.vehicles[0].frames.root] if self.vehicles else np.zeros(3)
+                self.water.view(frame, centre)
                 if view is not None:
                     view.log(t, frame)
                 if marker:
