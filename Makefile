@@ -1,5 +1,5 @@
 # One install path for machines without an apt ROS install (see README.md).
-#   make setup   .venv with the pinned wheels, the tf2_msgs/mavros_msgs/control_msgs/marine_acoustic_msgs interface build, the package
+#   make setup   .venv with the pinned wheels, the interface packages without a wheel, the package
 #   make test    setup + Debian's chromium (make browser) + the whole test suite (ruff included)
 #   make demo    setup + the demo
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -61,7 +61,10 @@ bench: setup $(VENV)/.bench
 	$(PY) benchmarks/bench_performance.py --write benchmarks/RESULTS.md
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_constraints.py
+	$(PY) benchmarks/bench_contacts.py
 	$(PY) benchmarks/bench_node.py
+	$(PY) benchmarks/bench_entities.py
+	$(PY) benchmarks/bench_water.py
 	$(PY) benchmarks/bench_view.py
 	$(PY) benchmarks/bench_replay.py
 	$(PY) benchmarks/bench_sitl.py

@@ -3,10 +3,9 @@
 With colcon (a ROS install) the dependencies come from package.xml through rosdep; colcon
 installs no PyPI requirement. With pip they come from PyPI: the ROS 2 Kilted wheels
 (ros-python-wheels, cp311) and the numeric libraries; the rosidl toolchain wheels let
-``uvms-sim build-interfaces`` build tf2_msgs, mavros_msgs, control_msgs and
-marine_acoustic_msgs, which have no wheel. The
-versions this project is tested with are pinned in requirements.txt (``pip install
---constraint requirements.txt``).
+``uvms-sim build-interfaces`` build tf2_msgs, mavros_msgs, control_msgs,
+simulation_interfaces and marine_acoustic_msgs, which have no wheel. The versions this project
+is tested with are pinned in requirements.txt (``pip install --constraint requirements.txt``).
 """
 
 from glob import glob
@@ -33,6 +32,7 @@ RUNTIME = [
     "trimesh>=4.5,<6",  # the scene's meshes (uvms_sim.scene)
     "embreex>=4.3,<5",  # rays cast into the scene (Embree, through trimesh)
     "coal>=3.0,<4",  # collision detection for contacts (uvms_sim.scene.collision)
+    "av>=18.1,<19",  # the camera's H.264/RTP video (uvms_sim.viz.video): FFmpeg with libx264
 ]
 ROS_WHEELS = [
     "ros-rclpy[fastrtps]>=9.1",
@@ -49,7 +49,7 @@ ROS_WHEELS = [
     "ros-action-msgs",  # the trajectory and gripper actions (control_msgs, built here)
     "ros-trajectory-msgs",
 ]
-INTERFACE_TOOLCHAIN = [  # uvms-sim build-interfaces (tf2_msgs, mavros_msgs, control_msgs, ...)
+INTERFACE_TOOLCHAIN = [  # uvms-sim build-interfaces (the interface packages without a wheel)
     "ros-ament-cmake",
     "ros-ament-package",
     "catkin-pkg",

@@ -9,19 +9,28 @@ receiving them all would take this process a core that the node is measured with
 
 Run: ``.venv/bin/python benchmarks/bench_node.py [--seconds S] [--water]`` (part of ``make
 bench``; ``--water``: only the tether and waves cases; ``--arm``: only the Heavy with the Reach
-Alpha 5 and its trajectory controller).
+Alpha 5 and its trajectory controller; ``--grasp``: only the same among ten objects on a
+heightmap seabed, ``config/bluerov2_heavy_alpha5_grasp.yaml``; ``--camera``: only the BlueROV2
+with and without a 640 x 480 camera).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+# a domain of this run's own, discovery on loopback only (as the tests): another simulator on the
+# machine would otherwise publish /clock into the samples
+os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+os.environ.setdefault("ROS_DOMAIN_ID", str(random.Random(os.getpid()).randint(1, 100)))
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))  # browser, net_helpers
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_camera
 
 import rclpy
 from geometry_msgs.msg import PoseStamped
@@ -59,12 +68,15 @@ def measure(
     listen: bool = False,
     rss=None,
     started=None,
+    count: str | None = None,
 ) -> tuple[float, float]:
     """(achieved real-time factor, CPU % of one core) of a node process; with ``listen`` this
     process also subscribes to odometry, IMU, TF and the MAVROS pose (a user's controller and
     RViz), so those messages are built and sent. A list ``rss`` receives (wall seconds into
     the window, the node's resident memory in MB) every second; ``started()`` runs once the
-    node is up (e.g. to send it a goal)."""
+    node is up (e.g. to send it a goal); ``count``: a sensor_msgs/CameraInfo topic whose
+    messages in the window are counted into ``measure.counted`` (as frames a wall second and a
+    simulated second)."""
     cmd = [
         sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", "use_sim_time:=true",
         "-p", f"real_time_factor:={rtf}", "-p", f"physics_rate:={physics_rate}", "-p", "publish_rate:=50.0",
@@ -98,6 +110,13 @@ def measure(
         if listen
         else []
     )
+    frames: list[float] = []
+    if count is not None:
+        from sensor_msgs.msg import CameraInfo
+
+        others.append(
+            node.create_subscription(CameraInfo, count, lambda _: frames.append(time.monotonic()), 10)
+        )
     try:
         clock_sample(60.0)  # the node is up
         if started is not None:
@@ -110,7 +129,7 @@ def measure(
             if rss is not None and time.monotonic() >= next_rss:
                 rss.append((time.monotonic() - w0, rss_mb(proc.pid)))
                 next_rss += 1.0
-            if listen:
+            if listen or count is not None:
                 rclpy.spin_once(node, timeout_sec=0.05)
             else:
                 time.sleep(0.05)
@@ -121,6 +140,8 @@ def measure(
             node.destroy_subscription(other)
         proc.terminate()
         proc.wait(timeout=10)
+    n = sum(w0 <= w <= wc for w in frames)
+    measure.counted = (n / (wc - w0), n / (t1 - t0))  # type: ignore[attr-defined]
     return (t1 - t0) / (w1 - w0), 100.0 * (c1 - c0) / (wc - w0)
 
 
@@ -217,10 +238,15 @@ def water(node, seconds: float, repeats: int = 3) -> None:
         )
 
 
-def arm(node, seconds: float) -> None:
+def arm(node, seconds: float, description: str = "bluerov2_heavy_alpha5") -> None:
     """BlueROV2 Heavy + Reach Alpha 5 at 1 kHz: the MAVROS shim and the emulated ArduSub, the
     arm's firmware servos and joint_trajectory_controller executing a trajectory for the whole
-    window (a slow sweep of the four rotate joints), with listeners."""
+    window (a slow sweep of the four rotate joints), without and with listeners; then the Heavy
+    alone in the same conditions, for reference. Also the simulated seconds per CPU second of
+    the node (the real-time factor it reaches with a core to itself: on a shared machine the
+    wall-clock factor follows the load). ``description`` ``bluerov2_heavy_alpha5_grasp``: the
+    same over a heightmap seabed with ten objects, its contacts detected every 5 ms
+    (``--grasp``)."""
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     pub = node.create_publisher(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", 10)
@@ -238,15 +264,77 @@ def arm(node, seconds: float) -> None:
             rclpy.spin_once(node, timeout_sec=0.05)
         pub.publish(msg)
 
+    scene = ", 10 objects on a heightmap seabed" if description.endswith("_grasp") else ""
     print(
-        "simulator node, BlueROV2 Heavy + Reach Alpha 5, 1 kHz physics, MAVROS shim, trajectory controller:"
+        f"simulator node, BlueROV2 Heavy + Reach Alpha 5{scene}, 1 kHz physics, MAVROS shim, "
+        "trajectory controller:"
     )
-    extra = ("-p", "description:=bluerov2_heavy_alpha5", "-p", "marker_rate:=0.0")
-    for listen in (False, True):
-        rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, listen=listen, started=sweep)
+    cases = [(description, False), (description, True), ("bluerov2_heavy", True)]
+    for name, listen in cases:
+        extra = ("-p", f"description:={name}", "-p", "marker_rate:=0.0")
+        started = None if name == "bluerov2_heavy" else sweep
+        rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, listen=listen, started=started)
         label = "with listeners (odom, imu, tf, mavros pose)" if listen else "no listeners"
-        print(f"  as fast as possible, {label:45s}: {rtf:6.1f}x real time, CPU {cpu:5.1f} % of one core")
+        if started is None:
+            label = "the Heavy alone, " + label
+        print(
+            f"  as fast as possible, {label:60s}: {rtf:6.1f}x real time, CPU {cpu:5.1f} % of one core; "
+            f"{rtf / max(cpu, 1e-9) * 100.0:6.1f}x real time per CPU second of the node"
+        )
     node.destroy_publisher(pub)
+
+
+def camera(node, seconds: float, repeats: int = 3) -> None:
+    """The BlueROV2 (no other sensor) at 1 kHz physics as fast as possible, 4 m down over
+    benchmarks/bench_camera.py's scene (a 35 m heightmap seabed 10 m down and three
+    structures), without a camera and with a 640 x 480 camera at 15 Hz looking 30 degrees down,
+    noise on, first with nobody subscribed to it (it renders nothing then), then with this
+    process subscribed to its camera_info (as a viewer). The camera renders on its own thread at
+    its rate of simulated time, or as fast as it can when the physics runs faster (then frames
+    are skipped: fewer than 15 a simulated second); printed: the real-time factor, the node's
+    CPU and the frames a wall second and a simulated second (min / median / max of ``repeats``
+    runs: the machine is shared)."""
+    import tempfile
+
+    import yaml
+    from bench_camera import scenes
+
+    from uvms_sim.model.configs import resolve
+
+    scene = scenes()["heightmap seabed + 3 structures"]
+    seabed = scene.seabed
+    description = yaml.safe_load(Path(resolve("bluerov2")).read_text())
+    description["scene"] = {
+        "seabed": {"type": "heightmap", "spacing": seabed.spacing, "depths": seabed.depths.tolist(),
+                   "origin": list(seabed.origin)},
+        "structures": [{"name": s.name, "shape": s.shape.kind, "size": list(s.shape.size),
+                        "xyz": list(s.shape.xyz)} for s in scene.structures],
+    }  # fmt: skip
+    vehicle = description["vehicles"][0]
+    vehicle["initial_pose"] = {"position": [0.0, 0.0, 4.0], "rpy": [0.0, 0.0, 0.0]}
+    folder = Path(tempfile.mkdtemp())
+    (folder / "no_camera.yaml").write_text(yaml.safe_dump(description))
+    vehicle["sensors"] = [{"type": "camera", "name": "front", "position": [0.2, 0.0, 0.0], "tilt": -0.5236}]
+    (folder / "camera.yaml").write_text(yaml.safe_dump(description))
+    print("simulator node, BlueROV2 + MAVROS shim, 1 kHz physics, as fast as possible: a camera, noise on")
+    for label, name, listened in (
+        ("no camera", "no_camera", False),
+        ("640 x 480 camera, nobody subscribed", "camera", False),
+        ("640 x 480 camera, viewed", "camera", True),
+    ):
+        runs = []
+        for _ in range(repeats):
+            extra = ("-p", f"description:={folder / name}.yaml", "-p", "marker_rate:=0.0")
+            count = "/camera/front/camera_info" if listened else None
+            rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, count=count)
+            runs.append((rtf, cpu, *measure.counted))  # type: ignore[attr-defined]
+        runs.sort()
+        rtfs, mid = [r[0] for r in runs], runs[len(runs) // 2]
+        frames = f", {mid[2]:5.1f} frames a wall second ({mid[3]:4.1f} a simulated second)" if mid[2] else ""
+        print(
+            f"  {label:42s}: {rtfs[0]:6.1f} / {rtfs[len(rtfs) // 2]:6.1f} / {rtfs[-1]:6.1f}x real time "
+            f"(min / median / max of {repeats}), node CPU {mid[1]:5.1f} % of one core{frames}"
+        )
 
 
 def main() -> None:
@@ -254,9 +342,19 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--water", action="store_true", help="only the working water (tether and waves)")
     parser.add_argument("--arm", action="store_true", help="only the Heavy with the Reach Alpha 5")
+    parser.add_argument("--grasp", action="store_true", help="only the Heavy, the Alpha 5 and 10 objects")
+    parser.add_argument("--camera", action="store_true", help="only the BlueROV2 with a 640 x 480 camera")
     args = parser.parse_args()
     rclpy.init()
     node = rclpy.create_node("bench_clock")
+    if args.grasp or args.camera:
+        if args.grasp:
+            arm(node, args.seconds, "bluerov2_heavy_alpha5_grasp")
+        if args.camera:
+            camera(node, args.seconds)
+        node.destroy_node()
+        rclpy.shutdown()
+        return
     if args.arm:
         arm(node, args.seconds)
         node.destroy_node()
@@ -276,6 +374,8 @@ def main() -> None:
     sensors(node, args.seconds)
     water(node, args.seconds)
     arm(node, args.seconds)
+    arm(node, args.seconds, "bluerov2_heavy_alpha5_grasp")
+    camera(node, args.seconds)
     node.destroy_node()
     rclpy.shutdown()
 

@@ -14,6 +14,9 @@ Per model, microseconds per call from Python (best of 5 runs):
   derivative evaluations; in brackets one step inside compiled code, ``step_many``) and
   semi-implicit Euler (one); MuJoCo's ``mj_step`` with its fluid model, RK4 (four
   evaluations) and Euler (one).
+- the contact scene (``--grasp``: only it): ``Simulator.advance`` of
+  ``config/bluerov2_heavy_alpha5_grasp.yaml`` at 1 kHz beside ``mj_step`` of the same bodies
+  (``grasp_mjcf``), the ratio printed.
 
 Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_performance.py [--quick] [--write F]``.
 Needs the benchmark-only peers of ``benchmarks/requirements.txt``.
@@ -22,6 +25,7 @@ Needs the benchmark-only peers of ``benchmarks/requirements.txt``.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import subprocess
@@ -34,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_dynamics import per_call_us
-from peers import to_mujoco, to_pinocchio
+from peers import to_mjcf, to_mujoco, to_pinocchio
 
 from uvms_sim.dynamics import aba
 from uvms_sim.dynamics.fast import BatchDynamics
@@ -240,11 +244,88 @@ def replay_row(minutes: float) -> tuple:
     return minutes, n, 60.0 * minutes / wall, n / wall
 
 
+GRASP = "bluerov2_heavy_alpha5_grasp"
+_FLOOR_GROUP = 'contype="1" conaffinity="3"'  # as the objects (peers._GROUPS): touches everything
+
+
+def grasp_mjcf(system, timestep: float = 0.001, integrator: str = "Euler") -> str:
+    """The grasp scene (``config/bluerov2_heavy_alpha5_grasp.yaml``) for MuJoCo: the same
+    bodies, joints and collision shapes (``peers.to_mjcf``), the heightmap as a height field,
+    MuJoCo's fluid model for the water, and in NED (MuJoCo is indifferent to which way is up:
+    gravity along +z, the height field turned over about x so that its solid lies below)."""
+    seabed = system.scene.seabed
+    depths = np.asarray(seabed.depths, dtype=float)  # [i][j]: x = origin_x + i s, y = origin_y + j s
+    n, m = depths.shape
+    lo, hi = float(depths.min()), float(depths.max())
+    # turned over about x: local x = x, local y = -y, local up = -z; rows run along local y
+    # from -size_y, columns along local x
+    rows = [[(hi - depths[i, m - 1 - r]) for i in range(n)] for r in range(m)]
+    elevation = " ".join(f"{e:.6g}" for row in rows for e in row)
+    sx, sy = 0.5 * (n - 1) * seabed.spacing, 0.5 * (m - 1) * seabed.spacing
+    cx, cy = seabed.origin[0] + sx, seabed.origin[1] + sy  # the grid's centre (NED)
+    size = f"{sx} {sy} {max(hi - lo, 1e-3)} 0.1"
+    assets = f'<hfield name="seabed" nrow="{m}" ncol="{n}" size="{size}" elevation="{elevation}"/>'
+    world = f'<geom type="hfield" hfield="seabed" pos="{cx} {cy} {hi}" quat="0 1 0 0" {_FLOOR_GROUP}/>'
+    objects = frozenset(v.name for v in system.vehicles if v.kind == "object")
+    return to_mjcf(
+        system.model, timestep, integrator, collisions=True, world=world, assets=assets,
+        gravity=f"0 0 {system.environment.gravity}", objects=objects,
+    )  # fmt: skip
+
+
+def grasp_rows(seconds: float) -> list[tuple]:
+    """us per 1 ms step of the grasp scene: ``Simulator.advance`` (RK4; the detection's share
+    measured around ``Touch.detect``) and MuJoCo's ``mj_step`` (Euler and RK4) of the same
+    bodies, each after 0.5 s of settling; with the touching pairs (ours) or contacts (MuJoCo)."""
+    import mujoco
+
+    system = load(CONFIG / f"{GRASP}.yaml")
+    sim = Simulator.from_system(system)
+    spent = [0.0]
+    detect = sim.touch.detect
+
+    def timed(*args):
+        t0 = time.perf_counter()
+        out = detect(*args)
+        spent[0] += time.perf_counter() - t0
+        return out
+
+    sim.touch.detect = timed  # type: ignore[method-assign]
+    sim.advance(0.001, 500)
+    steps = max(100, round(seconds * 1000))
+    spent[0] = 0.0
+    t0 = time.perf_counter()
+    sim.advance(0.001, steps)
+    ours = (time.perf_counter() - t0) / steps * 1e6
+    rows = [("uvms_sim Simulator.advance, RK4", ours, spent[0] / steps * 1e6, sim.touch.pairs_touching)]
+    model = system.model
+    for integrator in ("Euler", "RK4"):
+        mm = mujoco.MjModel.from_xml_string(grasp_mjcf(system, integrator=integrator))
+        md = mujoco.MjData(mm)
+        q0 = system.initial_q
+        for i in range(model.nbodies):
+            jid = mm.body(f"b{i}").jntadr[0]
+            if jid < 0:
+                continue
+            a, nq = mm.jnt_qposadr[jid], {0: 7, 1: 4, 2: 1, 3: 1}[int(mm.jnt_type[jid])]
+            md.qpos[a : a + nq] = q0[model.idx_q[i] : model.idx_q[i] + nq]
+        mujoco.mj_forward(mm, md)
+        for _ in range(500):
+            mujoco.mj_step(mm, md)
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            mujoco.mj_step(mm, md)
+        us = (time.perf_counter() - t0) / steps * 1e6
+        rows.append((f"MuJoCo mj_step, {integrator}", us, float("nan"), int(md.ncon)))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, shorter runs")
     parser.add_argument("--write", help="also write the results as Markdown to this file")
     parser.add_argument("--no-node", action="store_true", help="skip the node measurement")
+    parser.add_argument("--grasp", action="store_true", help="only the grasp scene beside MuJoCo")
     args = parser.parse_args()
     repeat = 400 if args.quick else 2000
     out: list[str] = []
@@ -252,6 +333,25 @@ def main() -> None:
     def emit(line: str = "") -> None:
         print(line, flush=True)
         out.append(line)
+
+    def grasp_table() -> None:
+        scene = f"{GRASP}.yaml: the Heavy, the Alpha 5, 10 objects on a heightmap"
+        emit(f"Contact scene ({scene}), us per 1 ms step")
+        emit()
+        emit("| simulator | us per step | of which detection (Python, coal) | touching pairs / contacts |")
+        emit("|---|---|---|---|")
+        rows = grasp_rows(1.0 if args.quick else 3.0)
+        for label, us, detect_us, n in rows:
+            share = "" if math.isnan(detect_us) else f"{detect_us:.0f}"
+            emit(f"| {label} | {us:.0f} | {share} | {n} |")
+        ours = rows[0][1]
+        emit()
+        ratio = f"{ours / rows[1][1]:.1f}x; vs MuJoCo RK4: {ours / rows[2][1]:.1f}x"
+        emit(f"uvms_sim RK4 vs MuJoCo Euler: {ratio}")
+
+    if args.grasp:
+        grasp_table()
+        return
 
     emit(f"machine: {machine()}")
     emit()
@@ -276,6 +376,8 @@ def main() -> None:
     for method, nv, us in connected_rows(repeat):
         emit(f"- {method} (nv = {nv}): {us:.0f} us")
     emit("McMillan et al. 1996 (SGI Indigo2 R4400 150 MHz): 2600 us per dynamics iteration, 28-body walker")
+    emit()
+    grasp_table()
     emit()
     emit("Batch mode (BatchDynamics: N BlueROV2 copies, thrusters on, RK4 at 10 ms, split over the cores)")
     emit()

@@ -59,8 +59,54 @@ def to_pinocchio(model: Model):
     return pm
 
 
-def to_mjcf(model: Model, timestep: float = 0.002, integrator: str = "Euler", density: float = 1000.0) -> str:
-    """MJCF text of the tree with MuJoCo's fluid model (water: density, viscosity 0.0009 Pa s)."""
+def _geoms(body, indent: str, is_object: bool) -> list[str]:
+    """MuJoCo geoms of a body's collision shapes (``link_collisions``; meshes left out), in the
+    collision group of the robot or of the free objects (``_GROUPS``)."""
+    from transforms3d.euler import euler2quat
+
+    from uvms_sim.model.visual import link_collisions
+
+    out = []
+    for v in link_collisions(body):
+        kind = {"box": "box", "cylinder": "cylinder", "sphere": "sphere"}.get(v.shape)
+        if kind is None:
+            continue
+        if kind == "box":
+            size = [0.5 * x for x in v.size]
+        elif kind == "cylinder":
+            size = [v.size[0], 0.5 * v.size[1]]
+        else:
+            size = [v.size[0]]
+        quat = euler2quat(*v.rpy, axes="sxyz")  # URDF rpy: fixed-axis x, y, z
+        group = _GROUPS["object" if is_object else "robot"]
+        out.append(
+            f'{indent}<geom type="{kind}" size="{" ".join(f"{x:.9g}" for x in size)}" '
+            f'pos="{" ".join(f"{x:.9g}" for x in v.xyz)}" quat="{" ".join(f"{x:.9g}" for x in quat)}" '
+            f'{group} mass="0"/>'
+        )
+    return out
+
+
+# contype / conaffinity: a robot's links touch the scene and the objects but not each other (as
+# uvms_sim's touch: no link touches its own vehicle or arm); objects touch everything
+_GROUPS = {"robot": 'contype="2" conaffinity="1"', "object": 'contype="1" conaffinity="3"'}
+
+
+def to_mjcf(
+    model: Model,
+    timestep: float = 0.002,
+    integrator: str = "Euler",
+    density: float = 1000.0,
+    collisions: bool = False,
+    world: str = "",
+    assets: str = "",
+    gravity: str = "0 0 -9.81",
+    objects: frozenset[str] = frozenset(),
+) -> str:
+    """MJCF text of the tree with MuJoCo's fluid model (water: density, viscosity 0.0009 Pa s);
+    with ``collisions`` each body's collision shapes as geoms (massless: the inertia is the
+    body's; ``objects``: the bodies that are free objects), ``world`` added to the world body
+    (a floor) and ``assets`` to the assets."""
 
     def vec(x) -> str:
         return " ".join(f"{float(v):.9g}" for v in x)
@@ -89,6 +135,8 @@ def to_mjcf(model: Model, timestep: float = 0.002, integrator: str = "Euler", de
             lines.append(f'{indent}  <joint type="hinge" axis="{vec(b.joint.axis)}"/>')
         elif t == "prismatic":
             lines.append(f'{indent}  <joint type="slide" axis="{vec(b.joint.axis)}"/>')
+        if collisions:
+            lines += _geoms(b, indent + "  ", b.name in objects)
         for c in children.get(i, []):
             lines.append(body_xml(c, indent + "  "))
         lines.append(f"{indent}</body>")
@@ -98,8 +146,10 @@ def to_mjcf(model: Model, timestep: float = 0.002, integrator: str = "Euler", de
     return f"""<mujoco model="{model.name}">
   <compiler angle="radian" boundmass="1e-6" boundinertia="1e-9"/>
   <option timestep="{timestep}" integrator="{integrator}" density="{density}" viscosity="0.0009"
-          gravity="0 0 -9.81"/>
+          gravity="{gravity}"/>
+  <asset>{assets}</asset>
   <worldbody>
+{world}
 {bodies}
   </worldbody>
 </mujoco>

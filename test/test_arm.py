@@ -125,8 +125,9 @@ def test_hydrodynamics_are_tables_3_to_5(system) -> None:
             assert np.allclose(got[printed > 0], printed[printed > 0], atol=0.5)
 
 
-def test_arm_is_the_same_in_both_descriptions() -> None:
-    a, b = load(resolve("alpha5")).model, load(resolve("bluerov2_heavy_alpha5")).model
+@pytest.mark.parametrize("other", ["bluerov2_heavy_alpha5", "bluerov2_heavy_alpha5_grasp"])
+def test_arm_is_the_same_in_both_descriptions(other: str) -> None:
+    a, b = load(resolve("alpha5")).model, load(resolve(other)).model
     for link in [*LINKS, "push_rod"]:
         x, y = a.bodies[body(a, f"alpha_5_{link}")], b.bodies[body(b, f"alpha_5_{link}")]
         assert x.mass == y.mass and np.array_equal(x.inertia, y.inertia) and np.array_equal(x.com, y.com)
@@ -137,6 +138,11 @@ def test_arm_is_the_same_in_both_descriptions() -> None:
         assert (x.hydro is None) == (y.hydro is None)
         if x.hydro is not None:
             assert np.array_equal(x.hydro.added_mass, y.hydro.added_mass)
+        assert x.collisions is not None and y.collisions is not None  # what touches the scene
+        shapes = [
+            [(v.shape, v.size, tuple(v.xyz), tuple(v.rpy)) for v in c] for c in (x.collisions, y.collisions)
+        ]
+        assert shapes[0] == shapes[1]
 
 
 def test_weight_and_buoyancy_of_the_arm() -> None:

@@ -525,9 +525,9 @@ from numba import njit
 from numba.core.runtime import rtsys
 sys.path.insert(0, sys.argv[1])
 from multibody_cases import case_a
-from uvms_sim.dynamics.compiled.entry import aba, aba_bound, step, step_many
+from uvms_sim.dynamics.compiled.entry import aba, aba_bound, step, step_joints, step_many
 from uvms_sim.dynamics.contact import Contacts
-from uvms_sim.dynamics.fast import BatchDynamics
+from uvms_sim.dynamics.fast import BatchDynamics, JointTables
 from uvms_sim.model import load
 from uvms_sim.model.configs import resolve
 from uvms_sim.model.system import ContactPoint, Seabed
@@ -535,13 +535,14 @@ from uvms_sim.simulator import Simulator
 
 
 @njit
-def every_entry(FB, IB, q, v, tau, f_ext, n, q_out, v_out, thrust, ddq, times):
+def every_entry(FB, IB, q, v, tau, f_ext, n, q_out, v_out, thrust, ddq, SF, SI, LF, LI, X, impacts, times):
     for _ in range(times):
         aba(FB, IB, q, v, tau, f_ext, n, ddq)
         aba_bound(FB, IB)
         step(FB, IB, 0, q, v, tau, f_ext, n, 0.01, q_out, v_out, thrust)
         step(FB, IB, 1, q, v, tau, f_ext, n, 0.01, q_out, v_out, thrust)
         step_many(FB, IB, 0, q, v, tau, f_ext, n, 0.01, 3, q_out, v_out)
+        step_joints(FB, IB, 0, q, v, tau, f_ext, n, 0.01, 3, q_out, v_out, SF, SI, LF, LI, X, impacts)
 
 
 heavy = Simulator.from_system(load(resolve("bluerov2_heavy")))
@@ -557,7 +558,8 @@ for sim in (heavy, pair):
     sim.step(0.01)
     nb, nv, nt = sim.model.nbodies, sim.model.nv, fast.nt
     args = (fast.FB, fast.IB, sim.state.q.copy(), sim.state.v + 0.1, np.full(nv, 0.5), np.ones((nb, 6)),
-            np.full(nt, 50.0), np.empty(sim.model.nq), np.empty(nv), np.empty(nt), np.empty(nv))
+            np.full(nt, 50.0), np.empty(sim.model.nq), np.empty(nv), np.empty(nt), np.empty(nv),
+            *JointTables(sim.model).arrays())
     counts = []
     for times in (1, 1, 40):
         before = rtsys.get_allocation_stats().alloc
@@ -578,7 +580,7 @@ for sim in (heavy, pair):
 
 def test_no_entry_point_allocates_in_compiled_code(tmp_path):
     """Every entry point (aba, a prepared aba, an RK4 and a semi-implicit Euler step,
-    step_many), called once or 40 times from compiled code, and a batch of one or 40 steps make
+    step_many, step_joints), called once or 40 times from compiled code, and a batch of one or 40 steps make
     no allocation of numba's runtime but the one per array argument that unboxing it from
     Python makes (the Heavy on a seabed, with contacts; the pair held by a connection).
     Counted by numba's runtime (NUMBA_NRT_STATS, in a process of its own)."""

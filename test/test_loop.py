@@ -87,6 +87,31 @@ def test_a_tick_groups_steps_between_autopilot_and_clock_events(system):
     assert loop.sim.state.t == pytest.approx(0.1, abs=1e-12)
 
 
+def test_controllers_update_at_their_own_rate_after_the_autopilot(system):
+    """publish every 10 steps, autopilot every 2, controllers every 4 (a rate of their own):
+    the controllers run at steps 0, 4, 8 with their period 4 dt, after the autopilot of the
+    same step, and the physics groups end at every event of either (2 steps each)."""
+    loop = _loop(system, publish_every=10, autopilot_every=2, controller_every=4, real_time_factor=0.0)
+    events, groups = [], []
+    advance = loop.sim.advance
+
+    def counting(dt, n):
+        groups.append(n)
+        advance(dt, n)
+
+    loop.sim.advance = counting
+    loop.on_autopilot = [lambda period: events.append(("autopilot", loop.step_count))]
+    loop.on_controllers = [lambda period: events.append(("controllers", loop.step_count, period))]
+    loop.tick()
+    assert groups == [2, 2, 2, 2, 2]
+    assert [e for e in events if e[0] == "controllers"] == [
+        ("controllers", 0, pytest.approx(0.04)),
+        ("controllers", 4, pytest.approx(0.04)),
+        ("controllers", 8, pytest.approx(0.04)),
+    ]
+    assert events.index(("autopilot", 4)) + 1 == events.index(("controllers", 4, pytest.approx(0.04)))
+
+
 def test_deadlines_expire_once_in_simulated_time_and_zero_disables(system):
     """A command touched at t = 0 with a 0.05 s timeout expires at the first event after
     0.05 s of simulated time (checked every autopilot period, 0.02 s here), once; a deadline

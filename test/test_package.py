@@ -111,6 +111,15 @@ def test_interface_definitions_match_the_installed_types() -> None:
     assert list(State.get_fields_and_field_types()) == [
         "header", "connected", "armed", "guided", "manual_input", "mode", "system_status"]  # fmt: skip
     assert list(ManualControl.get_fields_and_field_types())[:6] == ["header", "x", "y", "z", "r", "buttons"]
+    from simulation_interfaces.msg import EntityState, Result
+    from simulation_interfaces.srv import SpawnEntity
+
+    assert SpawnEntity.Request.get_fields_and_field_types() == {
+        "name": "string", "allow_renaming": "boolean", "uri": "string", "resource_string": "string",
+        "entity_namespace": "string", "initial_pose": "geometry_msgs/PoseStamped"}  # fmt: skip
+    assert (SpawnEntity.Response.NAME_NOT_UNIQUE, SpawnEntity.Response.INVALID_POSE) == (101, 109)
+    assert Result.get_fields_and_field_types() == {"result": "uint8", "error_message": "string"}
+    assert list(EntityState.get_fields_and_field_types()) == ["header", "pose", "twist", "acceleration"]
 
 
 def test_mypy_clean() -> None:
@@ -203,7 +212,7 @@ def test_a_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path):
     bin_ = venv / "bin"
     missing = sh(str(bin_ / "simulator"), check=False)
     assert missing.returncode == 1 and "uvms-sim build-interfaces" in missing.stderr
-    sh(str(bin_ / "uvms-sim"), "build-interfaces", timeout=900)
+    sh(str(bin_ / "uvms-sim"), "build-interfaces", timeout=1800)  # four packages, on two cores
     kernels = sh(str(bin_ / "uvms-sim"), "kernels", timeout=1800)  # the README's step after an install
     assert "compiled kernels ready in" in kernels.stdout
     models = sh(str(bin_ / "uvms-sim"), "models").stdout

@@ -252,3 +252,103 @@ def test_steps_between_couplings_run_in_one_call_with_the_same_result():
     assert np.array_equal(a.state.q, b.state.q) and np.array_equal(a.state.v, b.state.v)
     assert a.state.t == b.state.t and np.array_equal(a.tethers[0].force, b.tethers[0].force)
     assert np.linalg.norm(a.tethers[0].force) > 0.0
+
+
+def _plain_coupling(system, seconds: float) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The tether's coupling written out plainly, as a reference for ``Simulator``'s: the vehicle
+    without its tether, stepped 5 ms at a time with the line's last wrench (numpy: ``Rᵀ F`` and
+    ``r × Rᵀ F``) in ``f_ext``; the line stepped by MoorDyn's own call at its stable internal step
+    written out as calls of one step each (the period in equal steps within MoorDyn's stable
+    step, the end moved on at the end's velocity from its point at the end of the period, as
+    MoorDyn moves it within one call), then a call of 1e-12 of the period: its force, computed
+    at the middle of that step, is the force at the end of the period; the water at the nodes
+    one point at a time
+    (``WaveField.kinematics``), every 50 ms at the middle of the coming period. Returns the
+    state and the line's force (NED) after each coupling."""
+    from uvms_sim.tether.line import FLIP
+
+    sim = Simulator.from_system(system)
+    sim.attach_tethers(())
+    spec, env = system.tethers[0], sim.env
+    _, x0, _ = sim.link_point(0, spec.position)
+    line = MoorDynLine(spec, x0, env.density, env.gravity, 1.0e4)
+    md, handle = line._md, line._system
+
+    def water(tm: float) -> None:
+        points = line.water_points()
+        kin = [env.waves.kinematics(p[0], p[1], env.surface - p[2], tm) for p in points]
+        u, a = env.fluid_state(tm)
+        line.set_water(np.array([k[0] for k in kin]) + u, np.array([k[1] for k in kin]) + a, tm)
+
+    water(0.025)
+    next_water, force, forces = 0.05, np.zeros(3), []
+    try:
+        for _ in range(round(seconds / 0.005)):
+            R, _, _ = sim.link_point(0, np.zeros(3))
+            f = R.T @ force
+            sim.f_ext[0] = np.concatenate((f, np.cross(spec.position, f)))
+            t = sim.state.t
+            sim.advance(0.001, 5)
+            if t >= next_water - 5e-8:  # a time short of it by a millionth of the 50 ms has reached it
+                water(t + 0.025)
+                next_water = t + 0.05
+            _, x, v = sim.link_point(0, spec.position)
+            period = sim.state.t - t
+            n = math.ceil(period / line.dt - 1e-9)
+            for k in range(n):
+                md.step(handle, list((x + v * (k * period / n)) * FLIP), list(v * FLIP), t, period / n)
+            ends = md.step(handle, list((x + v * period) * FLIP), list(v * FLIP), t, 1e-12 * period)
+            force = np.array(ends) * FLIP
+            forces.append(force)
+    finally:
+        line.close()
+    return sim.state.q, sim.state.v, forces
+
+
+def test_the_coupling_is_the_plain_coupling_to_rounding():
+    """``Simulator``'s coupling of the tether (its glue in floats, the water at the nodes as matrix
+    products, MoorDyn's internal step set to divide the 5 ms period and end on a step of 5e-15 s)
+    against the same coupling written out plainly (``_plain_coupling``), the shipped tethered
+    BlueROV2 in its JONSWAP sea and 0.5 m/s current for 2 s, advanced in the node's groups of steps
+    (its autopilot at 200 Hz and /clock at 250 Hz). The two differ only in rounding (one MoorDyn
+    call against eleven, sums in another order), which the coupled line and vehicle grow to 1e-9 N
+    over the 400 couplings (measured). The line's force after every coupling (0.02-4 N) agrees to
+    1e-7 N, a hundred times that growth, and the vehicle's state to 1e-10; a change of the physics
+    as small as returning the line's force at the middle of its last 0.5 ms step (0.25 ms before
+    the coupling's instant) instead of at the instant differs by 0.04 N here, 4e5 times the
+    tolerance."""
+    system = load(CONFIG / "bluerov2_tethered.yaml")
+    q_ref, v_ref, forces_ref = _plain_coupling(system, 2.0)
+    sim = Simulator.from_system(system)
+    forces = []
+    for _ in range(100):
+        for group in (4, 1, 3, 2, 2, 3, 1, 4):
+            sim.advance(0.001, group)
+            if sim._tether_due == 0.0:  # a coupling ended this group
+                forces.append(sim.tethers[0].force.copy())
+    assert len(forces) == len(forces_ref) == 400
+    diff = np.abs(np.array(forces) - np.array(forces_ref)).max()
+    assert diff < 1e-7, diff
+    assert 0.05 < np.linalg.norm(forces_ref[-1]) < 10.0
+    assert np.allclose(sim.state.q, q_ref, rtol=0, atol=1e-10) and np.allclose(
+        sim.state.v, v_ref, rtol=0, atol=1e-10
+    )
+
+
+def test_moordyns_internal_step_divides_the_coupling_period():
+    """MoorDyn's step for calls of dt: dt/n for the fewest n steps within the stable step (a
+    relative 1e-12 under it: its last step, 1e-12 dt, computes the force at the end of the call),
+    and it follows a new dt."""
+    from uvms_sim.tether.line import time_step
+
+    spec = TetherSpec("t", "l", [0, 0, 0], np.zeros(3), 37.0, 50, dict(FATHOM), max_length=100.0)
+    line = MoorDynLine(spec, np.array([20.0, 0.0, 10.0]), 1025.0, G, 1e4)
+    try:
+        stable = time_step(spec, 37.0)
+        for dt in (0.005, 0.002, 0.005, 0.0001):
+            line.step(np.array([20.0, 0.0, 10.0]), np.zeros(3), 0.0, dt)
+            n = math.ceil(dt / stable)
+            assert line._md.get_dt(line._system) == pytest.approx(dt / n, rel=2e-12)
+            assert line._md.get_dt(line._system) <= stable
+    finally:
+        line.close()

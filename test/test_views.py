@@ -249,6 +249,52 @@ def test_a_recording_of_the_view_reads_back_with_rerun(tmp_path):
     assert max(np.min(np.linalg.norm(path - p, axis=1)) for p in strip) < 0.2
 
 
+def test_objects_added_and_removed_at_run_time_are_drawn_and_cleared(tmp_path):
+    """``RerunView.rebuild`` after ``Simulator.add_object``: the object's frame gets its visual
+    and its poses (equal to the simulator's, ENU); after ``remove_object`` its path is cleared
+    (a static Clear) and no pose of it is logged again."""
+    import rerun as rr
+
+    from uvms_sim.viz.rerun_view import RerunView
+
+    (tmp_path / "scene.yaml").write_text(f"""
+vehicles:
+  - {{name: rov, include: {CONFIG / "bluerov2.yaml"}, initial_pose: {{position: [0.0, 0.0, 5.0]}}}}
+scene:
+  seabed: {{type: plane, depth: 10.0}}
+""")
+    system = load(tmp_path / "scene.yaml")
+    sim = Simulator.from_system(system)
+    view = RerunView(system, save=tmp_path / "objects.rrd", rate=10.0)
+    sim.add_object({"name": "ball", "shape": "sphere", "size": [0.05], "mass": 2.0, "xyz": [1.0, 2.0, 9.0]})
+    view.rebuild(sim.system)
+    ball = sim.model.body_index("ball")
+    poses = []
+    for _ in range(30):
+        sim.step(0.01)
+        if view.update(sim.state.t, sim.state.q):
+            poses.append(sim.state.q[sim.model.q_slice(ball)][:3].copy())
+    sim.remove_object("ball")
+    view.rebuild(sim.system)
+    for _ in range(30):
+        sim.step(0.01)
+        view.update(sim.state.t, sim.state.q)
+    view.close()
+    chunks = rr.chunk.RrdReader(tmp_path / "objects.rrd").stream().to_chunks()
+    ours = [c for c in chunks if str(c.entity_path).startswith("/world/ball_frd")]
+    assert any(str(c.entity_path) == "/world/ball_frd/visual_0" and c.is_static for c in ours)
+    logged = []
+    for c in ours:
+        batch = c.to_record_batch()
+        if str(c.entity_path) == "/world/ball_frd" and "Transform3D:translation" in batch.schema.names:
+            logged += [np.array(x[0]) for x in batch.column("Transform3D:translation").to_pylist() if x]
+    assert len(logged) == len(poses) == 3
+    for xyz, q in zip(logged, poses, strict=True):
+        np.testing.assert_allclose(xyz, [q[1], q[0], -q[2]], atol=1e-5)
+    cleared = [c for c in ours if c.is_static and "Clear:is_recursive" in c.to_record_batch().schema.names]
+    assert cleared, sorted({str(c.entity_path) for c in ours})
+
+
 def test_the_world_planes_come_from_the_description(tmp_path):
     """``world_planes``: the free surface and the scene's plane seabed (sloped as the description
     says, its normal up); ``scene_meshes``: the scene's other surfaces, in ENU."""

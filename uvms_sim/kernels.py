@@ -1,6 +1,7 @@
-"""Compile every numba kernel of ``uvms_sim.dynamics.compiled`` into numba's cache, once per
-machine: ``python -m uvms_sim.kernels`` (``make setup`` runs it). A later process loads them
-from the cache in about 0.3 s."""
+"""Compile every numba kernel of ``uvms_sim.dynamics.compiled`` and the camera's
+(``uvms_sim.sensors.camera_kernels``) into numba's cache, once per machine: ``python -m
+uvms_sim.kernels`` (``make setup`` runs it). A later process loads them from the cache in
+about 0.3 s."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import time
 
 import numpy as np
 
-from .dynamics.fast import BatchDynamics
+from .dynamics.fast import BatchDynamics, JointTables
 from .model import load
 from .model.configs import resolve
+from .scene import PlaneSeabed, Scene, SceneRays, Shape, Structure
+from .sensors.camera import Camera, Intrinsics
 from .simulator import fast_dynamics
 
 
@@ -25,7 +28,13 @@ def warm_up() -> None:
     fast.step(q, v, 0.01, "rk4")
     fast.step(q, v, 0.01, "semi_implicit_euler")
     fast.step_many(q, v, 0.01, 2)
+    fast.step_joints(q, v, 0.01, 2, "rk4", np.zeros(system.model.nv), None, 0.0, JointTables(system.model))
     BatchDynamics(fast, 2).step(0.01)
+    # the camera's kernels (sensors.camera_kernels): a small image of a plane seabed and a ball
+    ball = Structure("ball", Shape("sphere", (0.5,), xyz=(3.0, 0.0, 0.0)))
+    camera = Camera(SceneRays(Scene(PlaneSeabed(5.0), (ball,))), Intrinsics.from_fov(8, 6, 1.0), noise=0.01,
+                    rng=np.random.default_rng(0))  # fmt: skip
+    camera.render(np.eye(3), np.zeros(3))
 
 
 def main() -> None:

@@ -4,10 +4,10 @@ timeouts, pause and single steps, and the grouping of physics steps between even
 As in stonefish_ros2, the simulation core runs the loop and keeps the clock; the ROS node
 only turns messages into inputs (under ``SimulationLoop.lock``) and publishes from the loop's
 hooks. One ``tick`` is one publish period: the physics steps in groups between events (an
-autopilot update, a /clock message), each group with its inputs held, in one compiled call
-(``Simulator.advance``); the command deadlines are checked at every event; then the publish
-hook runs. ``run`` repeats ticks, paced so that simulated time advances ``real_time_factor``
-times as fast as the wall clock (0: as fast as possible), until told to stop.
+autopilot update, a controller update, a /clock message), each group with its inputs held,
+in one compiled call (``Simulator.advance``); the command deadlines are checked at every
+event; then the publish hook runs. ``run`` repeats ticks, paced so that simulated time
+advances ``real_time_factor`` times as fast as the wall clock (0: as fast as possible), until told to stop.
 
 Everything here is deterministic in simulated time: the tests drive ``tick`` directly, and
 ``run`` with an injected clock. ``run_lockstep`` hands the stepping to a peer that keeps
@@ -85,6 +85,8 @@ class SimulationLoop:
     """Steps ``sim`` at ``dt``; see the module docstring.
 
     Hooks: ``on_autopilot(period)`` every ``autopilot_every`` steps (before stepping),
+    ``on_controllers(period)`` every ``controller_every`` steps (before stepping, after the
+    autopilot),
     ``on_clock()`` every ``clock_every`` steps, ``on_sensor(step)`` after every
     ``sensor_every``-th step of the whole run (``step`` counts from the start: the sensors'
     periods stay exact across ticks), ``on_publish()`` at the end of each tick; in
@@ -97,10 +99,12 @@ class SimulationLoop:
     publish_every: int = 1
     clock_every: int = 0  # 0: no clock hook
     autopilot_every: int = 1
+    controller_every: int = 0  # 0: no controller hook
     sensor_every: int = 0  # 0: no sensor hook
     real_time_factor: float = 1.0
     timeout: float = 0.5
     on_autopilot: list[Callable[[float], None]] = field(default_factory=list)
+    on_controllers: list[Callable[[float], None]] = field(default_factory=list)
     on_clock: Callable[[], None] | None = None
     on_sensor: Callable[[int], None] | None = None
     on_publish: Callable[[], None] | None = None
@@ -147,6 +151,7 @@ class SimulationLoop:
     def tick(self) -> None:
         """One publish period (see the module docstring)."""
         spa, spc, spp, sps = self.autopilot_every, self.clock_every, self.publish_every, self.sensor_every
+        spu = self.controller_every
         with self.lock:
             k = 0
             while k < spp:
@@ -157,6 +162,11 @@ class SimulationLoop:
                     for hook in self.on_autopilot:
                         hook(self.dt * spa)
                 n = min(spp - k, spa - self.step_count % spa)
+                if spu:
+                    if self.step_count % spu == 0:
+                        for hook in self.on_controllers:
+                            hook(self.dt * spu)
+                    n = min(n, spu - self.step_count % spu)
                 if spc:
                     n = min(n, spc - k % spc)
                 if sps:

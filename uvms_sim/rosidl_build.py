@@ -1,10 +1,11 @@
 """Build the ROS 2 interface packages kept in ``uvms_sim/interfaces/`` into an environment.
 
-tf2_msgs, mavros_msgs, control_msgs and marine_acoustic_msgs have no PyPI wheel. On a machine
-without a ROS install this builds real rosidl interface packages from the definitions shipped in
-the package (``uvms_sim/interfaces/``, field for field as upstream) with the ament_cmake / rosidl
-toolchain that the ``ros-*`` wheels install, and installs them into the environment prefix so that
-``from mavros_msgs.msg import OverrideRCIn`` works there. It needs cmake and a C++ compiler.
+tf2_msgs, mavros_msgs, control_msgs, simulation_interfaces and marine_acoustic_msgs have no PyPI
+wheel. On a machine without a ROS install this builds real rosidl interface packages from the
+definitions shipped in the package (``uvms_sim/interfaces/``, field for field as upstream) with
+the ament_cmake / rosidl toolchain that the ``ros-*`` wheels install, and installs them into the
+environment prefix so that ``from mavros_msgs.msg import OverrideRCIn`` works there. It needs
+cmake and a C++ compiler.
 
 A package that is already importable (a sourced ROS install, or a previous build) is skipped.
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 from transforms3d.euler import euler2quat
@@ -32,7 +33,7 @@ from .actuators.joints import JointMotors
 from .actuators.servo import JointServos
 from .dynamics.constraints import RigidConstraint, constrained_aba, pose_error, project_velocity
 from .dynamics.contact import Contacts
-from .dynamics.fast import METHODS, FastDynamics
+from .dynamics.fast import METHODS, FastDynamics, JointTables
 from .dynamics.flat import NW, WPW, WRW
 from .dynamics.integrate import INTEGRATORS
 from .dynamics.kinematics import ExternalWrench, wrench_sum
@@ -88,6 +89,7 @@ class Simulator:
         self._tether_wrench = np.zeros((self.model.nbodies, 6))  # held between couplings, body axes
         self._tether_due = 0.0  # simulated time since the tethers' last coupling
         self._fast: FastDynamics | None = None
+        self._joints: JointTables | None = None  # the compiled steps' joint tables (_joint_tables)
         m = self.model
         self._limits = [  # (q index, v index, lower, upper) of every 1-DOF joint with a position limit
             (m.idx_q[i], m.idx_v[i], j.lower, j.upper)
@@ -142,33 +144,42 @@ class Simulator:
     def link_point(self, body: int, r: Array) -> tuple[Array, Array, Array]:
         """World rotation of link ``body`` (link -> world) and the world position and velocity
         of its point ``r`` (link axes) at the current state."""
-        q, v = self.state.q, self.state.v
-        m = self.model
-        if m.parents[body] < 0 and m.joints[body].type == "free":  # a vehicle's root: from q and v alone
-            iq, iv = m.idx_q[body], m.idx_v[body]
-            px, py, pz, w, x, y, z = q[iq : iq + 7].tolist()
-            u0, u1, u2, w0, w1, w2 = v[iv : iv + 6].tolist()
-            r0, r1, r2 = (float(c) for c in r)
-            k = 2.0 / (w * w + x * x + y * y + z * z)
-            R0 = (1 - k * (y * y + z * z), k * (x * y - w * z), k * (x * z + w * y))
-            R1 = (k * (x * y + w * z), 1 - k * (x * x + z * z), k * (y * z - w * x))
-            R2 = (k * (x * z - w * y), k * (y * z + w * x), 1 - k * (x * x + y * y))
-            c0, c1, c2 = u0 + w1 * r2 - w2 * r1, u1 + w2 * r0 - w0 * r2, u2 + w0 * r1 - w1 * r0  # v + ω × r
-            return (
-                np.array((R0, R1, R2)),
-                np.array((px + R0[0] * r0 + R0[1] * r1 + R0[2] * r2,
-                          py + R1[0] * r0 + R1[1] * r1 + R1[2] * r2,
-                          pz + R2[0] * r0 + R2[1] * r1 + R2[2] * r2)),
-                np.array((R0[0] * c0 + R0[1] * c1 + R0[2] * c2, R1[0] * c0 + R1[1] * c1 + R1[2] * c2,
-                          R2[0] * c0 + R2[1] * c1 + R2[2] * c2)),
-            )  # fmt: skip
+        root = self._root_point(body, r)
+        if root is not None:
+            R, x, xd = root
+            return np.array(R), np.array(x), np.array(xd)
         from .dynamics.kinematics import forward_kinematics
 
-        forward_kinematics(m, self._limit_data, q, v, self.env, None, self.state.t)
+        m = self.model
+        forward_kinematics(m, self._limit_data, self.state.q, self.state.v, self.env, None, self.state.t)
         d = self._limit_data
         R = d.R_world[body]
         nu = d.v[body]
         return R, d.p_world[body] + R @ r, R @ (nu[:3] + np.cross(nu[3:], r))
+
+    def _root_point(self, body: int, r) -> tuple[tuple, tuple, tuple] | None:
+        """``link_point`` as tuples of floats (the rotation's rows, the position, the velocity)
+        for a vehicle's root, from q and v alone; None for any other link."""
+        m = self.model
+        if m.parents[body] >= 0 or m.joints[body].type != "free":
+            return None
+        iq, iv = m.idx_q[body], m.idx_v[body]
+        px, py, pz, w, x, y, z = self.state.q[iq : iq + 7].tolist()
+        u0, u1, u2, w0, w1, w2 = self.state.v[iv : iv + 6].tolist()
+        r0, r1, r2 = (float(c) for c in r)
+        k = 2.0 / (w * w + x * x + y * y + z * z)
+        R0 = (1 - k * (y * y + z * z), k * (x * y - w * z), k * (x * z + w * y))
+        R1 = (k * (x * y + w * z), 1 - k * (x * x + z * z), k * (y * z - w * x))
+        R2 = (k * (x * z - w * y), k * (y * z + w * x), 1 - k * (x * x + y * y))
+        c0, c1, c2 = u0 + w1 * r2 - w2 * r1, u1 + w2 * r0 - w0 * r2, u2 + w0 * r1 - w1 * r0  # v + ω × r
+        return (
+            (R0, R1, R2),
+            (px + R0[0] * r0 + R0[1] * r1 + R0[2] * r2,
+             py + R1[0] * r0 + R1[1] * r1 + R1[2] * r2,
+             pz + R2[0] * r0 + R2[1] * r1 + R2[2] * r2),
+            (R0[0] * c0 + R0[1] * c1 + R0[2] * c2, R1[0] * c0 + R1[1] * c1 + R1[2] * c2,
+             R2[0] * c0 + R2[1] * c1 + R2[2] * c2),
+        )  # fmt: skip
 
     def _tether_loads(self) -> Array:
         """``f_ext`` plus the tethers' wrenches of their last coupling (into a buffer)."""
@@ -182,8 +193,8 @@ class Simulator:
             return
         due, self._tether_due = self._tether_due, 0.0
         self._tether_wrench[:] = 0.0
-        for tether in self.tethers:
-            R, x, xd = self.link_point(tether.body, tether.spec.position)
+        for tether in self.tethers:  # floats where the link is a vehicle's root (no arrays to build)
+            R, x, xd = self._root_point(tether.body, tether.end) or self.link_point(tether.body, tether.end)
             tether.advance(self.state.t - due, due, x, xd)
             tether.wrench(R, self._tether_wrench[tether.body])
 
@@ -255,15 +266,16 @@ class Simulator:
         return np.array([pose_error(self.data, c) for c in self.constraints]).reshape(-1, 6)
 
     # -- free objects of the scene (model.objects), added, removed and placed at run time ------
-    def add_object(self, spec: dict) -> None:
+    def add_object(self, spec: dict, base_dir: str | Path | None = None) -> None:
         """Add a free object (a mapping as a description's ``scene.objects`` entry: name, shape,
-        size or file, mass or density, xyz, rpy...) at its pose, at rest; ``ConfigError`` naming
-        the key for a bad one, ``ValueError`` if it would start inside another body or the scene
-        (nothing changed then)."""
+        size or file, mass or density, xyz, rpy...) at its pose, at rest; a relative mesh
+        ``file`` is found from ``base_dir`` (default: the working directory); ``ConfigError``
+        naming the key for a bad one, ``ValueError`` if it would start inside another body or the
+        scene (nothing changed then)."""
         from .model.objects import object_spec, with_object
 
         system = self._system()
-        spec_ = object_spec(spec, self.env.density)
+        spec_ = object_spec(spec, self.env.density, None if base_dir is None else Path(base_dir))
         new = with_object(system, spec_)
         if new.scene is not None and new.scene.contact is None:
             new = replace(new, scene=replace(new.scene, contact=ContactLaw()))
@@ -322,8 +334,9 @@ class Simulator:
         new = system.model
         q, v = system.initial_q.copy(), np.zeros(new.nv)
         tau, f_ext = np.zeros(new.nv), np.zeros((new.nbodies, 6))
+        kept = {b.name for b in old.bodies}
         for k, body in enumerate(new.bodies):
-            if body.name in placed or body.name not in {b.name for b in old.bodies}:
+            if body.name in placed or body.name not in kept:
                 continue
             j = old.body_index(body.name)
             sq, sv, oq, ov = new.q_slice(k), new.v_slice(k), old.q_slice(j), old.v_slice(j)
@@ -381,27 +394,33 @@ class Simulator:
         within the step; the thrusters' spin-up lag and the joint motors are updated first)."""
         if not dt > 0.0:
             raise ValueError(f"dt must be > 0, got {dt}")
-        s = self.state
         if self.contacts is not None and dt != self._contact_dt:
             self._check_contact_step(dt)
         if self.touch is not None:
             self._detect_touching()
             self._touch_due += dt
+        self._step_held(dt, self._tether_loads if self.tethers else None)
+        if self.tethers:
+            self._couple_tethers(dt)
+        return self.state
+
+    def _step_held(self, dt: float, loads) -> None:
+        """One step without the tethers' coupling and the detection of touch: the joint motors,
+        the thrusters' spin-up, the integrator and the joint limits, with the body wrenches
+        ``loads()`` (None: ``f_ext``)."""
+        s = self.state
         if self.joint_motors is not None:
             self.tau = self.joint_motors.apply(self.tau, s.q, s.v, dt)
         if self.thrusters is not None:
             self.thrusters.advance(dt)
-        if self.tethers:
-            self._loads = self._tether_loads()
+        if loads is not None:
+            self._loads = loads()
         try:
             self.state = self._integrate(s, dt)
             if self._limits:
                 self._limit_crossing(s, dt)
         finally:
             self._loads = None
-        if self.tethers:
-            self._couple_tethers(dt)
-        return self.state
 
     def _check_contact_step(self, dt: float) -> None:
         """Say (once per step size) when a seabed is too stiff for the step: a contact spring of
@@ -486,27 +505,51 @@ class Simulator:
                     hit.append(iv)
         if hit:
             self.limit_impacts += len(hit)
-            Minv = np.linalg.inv(crba(self.model, self._limit_data, q))
-            impulse = np.linalg.solve(Minv[np.ix_(hit, hit)], v[hit])
-            v -= Minv[:, hit] @ impulse
+            Minv = self._inverse_inertia_columns(q, v, hit)
+            impulse = np.linalg.solve(Minv[hit], v[hit])
+            v -= Minv @ impulse
+
+    def _inverse_inertia_columns(self, q: Array, v: Array, columns: list[int]) -> Array:
+        """The columns ``columns`` of ``M⁻¹`` at ``q`` (nv x len(columns)). Compiled: the
+        articulated-body algorithm is affine in τ, so ``M⁻¹ e = aba(τ + e) - aba(τ)`` at the
+        same (q, v) and inputs: two O(n) passes instead of the O(n³)
+        inverse of the CRBA matrix; the contact rows, which an evaluation moves where a point
+        slips, are put back as they were. Reference path: the inverse of ``crba``."""
+        fast = self.fast_dynamics()
+        if fast is None:
+            return np.asarray(np.linalg.inv(crba(self.model, self._limit_data, q))[:, columns], dtype=float)
+        KF = fast.KF.copy() if fast.KF.size else None
+        t = self.state.t
+        base = fast.aba(q, v, self.tau, self.loads, None, t)
+        out = np.empty((self.model.nv, len(columns)))
+        tau = self.tau.copy()
+        for k, iv in enumerate(columns):
+            tau[iv] += 1.0
+            out[:, k] = fast.aba(q, v, tau, self.loads, None, t) - base
+            tau[iv] -= 1.0
+        if KF is not None:
+            fast.KF[:] = KF
+        return out
 
     def advance(self, dt: float, steps: int) -> State:
-        """``steps`` calls of ``step(dt)`` with the inputs held. Without joint motors, thruster
-        spin-up lag or a time-varying current they run in one compiled call (the same
-        arithmetic, so the same result); a non-finite state stops there with
-        ``NonFiniteStateError`` after the steps that were finite. (With tethers, the steps
-        between two couplings run in one call.)"""
+        """``steps`` calls of ``step(dt)`` with the inputs held. Without thruster spin-up lag,
+        a time-varying current or joint motors other than firmware servos
+        (``actuators.servo.JointServos``) they run in one compiled call (the same arithmetic,
+        so the same result; the servos' law and the joint limits' impacts run inside it, and a
+        step that takes a joint across a limit is taken here, to find the moment of the
+        impact); a non-finite state stops there with ``NonFiniteStateError`` after the steps
+        that were finite. (With tethers, the steps between two couplings run in one call.)"""
         if self.contacts is not None and dt != self._contact_dt:
             self._check_contact_step(dt)
         fast = self.fast_dynamics()
         lag = self.thrusters is not None and self.thrusters.has_lag
+        joints = self._joint_tables()
         if (
             fast is None
-            or self.joint_motors is not None
-            or self._limits
+            or (self.joint_motors is not None and joints is None)
             or lag
             or self.env.current_profile is not None
-            or steps < 2
+            or (steps < 2 and joints is None)
         ):
             for _ in range(steps):
                 self.step(dt)
@@ -514,6 +557,8 @@ class Simulator:
         if not dt > 0.0:
             raise ValueError(f"dt must be > 0, got {dt}")
         if not self.tethers and self.touch is None:
+            if joints is not None:
+                return self._advance_joints(fast, joints, dt, steps, self.f_ext)
             return self._advance_held(fast, dt, steps, self.f_ext)
         while steps > 0:  # groups of steps up to each coupling of the tethers and detection of touch
             group = steps
@@ -533,6 +578,22 @@ class Simulator:
             if self.touch is not None:
                 self._touch_due += group * dt
         return self.state
+
+    def _joint_tables(self) -> JointTables | None:
+        """What the compiled steps need of the joints (``fast.JointTables``): the servos' rows
+        and the joint limits; None when joint motors other than ``JointServos`` drive the joints
+        or when there are neither motors nor limits."""
+        motors = self.joint_motors
+        if motors is not None and not isinstance(motors, JointServos):
+            return None
+        if motors is None and not self._limits:
+            return None
+        tables = self._joints
+        SF, SI = (None, None) if motors is None else (motors.SF, motors.SI)
+        if tables is None or tables.model is not self.model or tables.servos is not motors:
+            tables = self._joints = JointTables(self.model, SF, SI)
+            tables.servos = motors
+        return tables
 
     def _detect_touching(self) -> None:
         """The touching pairs' points (``dynamics.touch``) when a detection is due."""
@@ -556,6 +617,9 @@ class Simulator:
 
     def _advance_held(self, fast: FastDynamics, dt: float, steps: int, loads: Array) -> State:
         """``steps`` steps in one compiled call with the inputs and ``loads`` held."""
+        joints = self._joint_tables()
+        if joints is not None:
+            return self._advance_joints(fast, joints, dt, steps, loads)
         s = self.state
         if self.thrusters is not None:
             self.thrusters.advance(dt)
@@ -571,6 +635,32 @@ class Simulator:
                 self.step(dt)  # raises NonFiniteStateError naming the quantity, state unchanged
             finally:
                 self._loads = None
+        return self.state
+
+    def _advance_joints(
+        self, fast: FastDynamics, joints: JointTables, dt: float, steps: int, loads: Array
+    ) -> State:
+        """``_advance_held`` with the servos' law and the joint limits inside the compiled steps
+        (``FastDynamics.step_joints``); a step it hands back (a limit crossed, or not finite)
+        is taken by ``_step_held``, and the compiled steps go on after it."""
+        if self.thrusters is not None:
+            self.thrusters.advance(dt)
+        self.tau = np.array(self.tau, dtype=float)  # a new array, as JointServos.apply makes
+        while steps > 0:
+            s = self.state
+            before = int(joints.impacts[0])
+            q, v, done = fast.step_joints(s.q, s.v, dt, steps, self.method, self.tau, loads, s.t, joints)
+            self.limit_impacts += int(joints.impacts[0]) - before
+            if done:
+                self._copy_outputs(fast)
+                t = s.t
+                for _ in range(done):  # the time as ``step`` sums it
+                    t += dt
+                self.state = State(q, v, t)
+            steps -= done
+            if steps:
+                self._step_held(dt, lambda: loads)  # raises NonFiniteStateError on a non-finite state
+                steps -= 1
         return self.state
 
     def fast_dynamics(self) -> FastDynamics | None:

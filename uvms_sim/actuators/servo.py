@@ -40,11 +40,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dynamics.flat import (
+    NSI,
+    NSV,
+    SERVO_CODE,
+    SI_IQ,
+    SI_IV,
+    SI_MODE,
+    SV_CAP,
+    SV_CURRENT,
+    SV_EFFORT,
+    SV_FF,
+    SV_INTEGRAL,
+    SV_IS,
+    SV_KI,
+    SV_KP,
+    SV_KT,
+    SV_KV,
+    SV_LOWER,
+    SV_Q,
+    SV_TARGET,
+    SV_UPPER,
+    SV_V,
+    SV_VMAX,
+)
 from ..log import Throttle
 from ..model.model import Model
 from ..spatial import Array
 
-SERVO_MODES = ("standby", "disable", "position", "velocity", "current", "effort")
+SERVO_MODES = tuple(SERVO_CODE)  # standby, disable, position, velocity, current, effort
 
 
 @dataclass(frozen=True)
@@ -116,31 +140,57 @@ class JointServos:
         if missing:
             raise KeyError(f"no servo given for joints {missing}")
         self.specs = [specs[n] for n in self.names]
-        self.iv = np.array([model.idx_v[i] for i in self.index], dtype=int)
-        self.iq = np.array([model.idx_q[i] for i in self.index], dtype=int)
+        n = len(self.names)
+        # the setpoints and state live in the rows of two tables (``dynamics.flat``'s SV_ and SI_
+        # columns) that the compiled steps read and write (``Simulator.advance``); the arrays
+        # below are views of their columns
+        self.SF = np.zeros((n, NSV))
+        self.SI = np.zeros((n, NSI), dtype=np.int64)
+        self.iv = self.SI[:, SI_IV]
+        self.iq = self.SI[:, SI_IQ]
+        self.iv[:] = [model.idx_v[i] for i in self.index]
+        self.iq[:] = [model.idx_q[i] for i in self.index]
         joints = [model.joints[i] for i in self.index]
-        self.lower = np.array([j.lower for j in joints], dtype=float)
-        self.upper = np.array([j.upper for j in joints], dtype=float)
-        self.velocity_limit = np.array([j.velocity_limit for j in joints], dtype=float)
+        column = {name: self.SF[:, c] for name, c in (
+            ("lower", SV_LOWER), ("upper", SV_UPPER), ("velocity_limit", SV_VMAX), ("current_cap", SV_CAP),
+            ("kv", SV_KV), ("ki", SV_KI), ("target", SV_TARGET), ("velocity_ff", SV_FF),
+            ("integral", SV_INTEGRAL), ("last_q", SV_Q), ("last_v", SV_V), ("current", SV_CURRENT),
+            ("effort", SV_EFFORT))}  # fmt: skip
+        self.lower, self.upper = column["lower"], column["upper"]
+        self.lower[:] = [j.lower for j in joints]
+        self.upper[:] = [j.upper for j in joints]
+        self.velocity_limit = column["velocity_limit"]
+        self.velocity_limit[:] = [j.velocity_limit for j in joints]
         self.effort_limit = np.array([j.effort_limit for j in joints], dtype=float)
-        self.current_cap = np.array([s.current_limit for s in self.specs])  # mA, at most the limit
+        self.current_cap = column["current_cap"]  # mA, at most the limit
+        self.current_cap[:] = [s.current_limit for s in self.specs]
+        self.SF[:, SV_KT] = [s.kt for s in self.specs]
+        self.SF[:, SV_IS] = [s.static_current for s in self.specs]
         q0 = model.neutral() if q is None else np.asarray(q, dtype=float)
         M = crba(model, model.create_data(), q0)
         w = 2.0 * np.pi * velocity_bandwidth_hz
         inertia = np.array([M[k, k] for k in self.iv])
-        self.kv = inertia * w  # N m per rad/s: the velocity loop's proportional gain
-        self.ki = self.kv * w / 10.0  # N m per rad: its integral gain
+        self.kv, self.ki = column["kv"], column["ki"]
+        self.kv[:] = inertia * w  # N m per rad/s: the velocity loop's proportional gain
+        self.ki[:] = self.kv * w / 10.0  # N m per rad: its integral gain
         self.kp = position_gain
-        n = len(self.names)
-        self.mode = ["position"] * n
-        self.target = q0[self.iq].copy()  # hold where the arm starts
-        self.velocity_ff = np.zeros(n)
-        self.integral = np.zeros(n)
-        self.last_q = q0[self.iq].copy()  # the joints at the last update (the state interfaces)
-        self.last_v = np.zeros(n)
-        self.current = np.zeros(n)  # mA, last output
-        self.effort = np.zeros(n)  # N m / N, last output
+        self.SF[:, SV_KP] = position_gain
+        self.SI[:, SI_MODE] = SERVO_CODE["position"]
+        self.target = column["target"]
+        self.target[:] = q0[self.iq]  # hold where the arm starts
+        self.velocity_ff = column["velocity_ff"]
+        self.integral = column["integral"]
+        self.last_q = column["last_q"]  # the joints at the last update (the state interfaces)
+        self.last_q[:] = q0[self.iq]
+        self.last_v = column["last_v"]
+        self.current = column["current"]  # mA, last output
+        self.effort = column["effort"]  # N m / N, last output
         self.throttle = Throttle()
+
+    @property
+    def mode(self) -> list[str]:
+        """Every joint's mode (``SERVO_MODES``), in ``names`` order."""
+        return [SERVO_MODES[c] for c in self.SI[:, SI_MODE]]
 
     def _k(self, name: str) -> int:
         try:
@@ -150,7 +200,7 @@ class JointServos:
 
     def hold(self, q: Array) -> None:
         """Every joint to position mode at its position in ``q`` (a controller's activation)."""
-        self.mode = ["position"] * len(self.names)
+        self.SI[:, SI_MODE] = SERVO_CODE["position"]
         self.target[:] = np.asarray(q, dtype=float)[self.iq]
         self.velocity_ff[:] = 0.0
 
@@ -183,23 +233,45 @@ class JointServos:
         if bad:
             raise ValueError(f"non-finite joint setpoints for {sorted(set(bad))}")
         ignored = []
+        modes = self.SI[:, SI_MODE]
         for k, v in ks:
-            if self.mode[k] == "disable" and mode != "standby":
+            was = SERVO_MODES[modes[k]]
+            if was == "disable" and mode != "standby":
                 ignored.append(self.names[k])
                 continue
             if mode == "position" and not self.lower[k] <= v <= self.upper[k]:
                 ignored.append(self.names[k])
                 continue
-            if self.mode[k] != mode and not {self.mode[k], mode} <= {"position", "velocity"}:
+            if was != mode and not {was, mode} <= {"position", "velocity"}:
                 self.integral[k] = 0.0  # the velocity loop starts again (it goes on between its two modes)
-            self.mode[k] = mode
+            modes[k] = SERVO_CODE[mode]
             self.target[k] = v
             self.velocity_ff[k] = ff.get(k, 0.0)
         return ignored
 
+    def command_positions(self, ks: Array, positions: Array, velocities: Array) -> list[str]:
+        """``command("position", ...)`` of the joints at indices ``ks`` (``names`` order) with
+        these setpoints and feed-forwards (a trajectory controller's update): the same rules,
+        set at once when every joint is in position mode already and every setpoint finite and
+        within its limits (the common case), else through ``command``."""
+        p, v = np.asarray(positions, dtype=float), np.asarray(velocities, dtype=float)
+        if (
+            bool((self.SI[ks, SI_MODE] == SERVO_CODE["position"]).all())
+            and bool(np.isfinite(v).all())
+            and bool(((self.lower[ks] <= p) & (p <= self.upper[ks])).all())  # False for NaN
+        ):
+            self.target[ks] = p
+            self.velocity_ff[ks] = v
+            return []
+        names = [self.names[k] for k in ks]
+        return self.command(
+            "position", dict(zip(names, p.tolist(), strict=True)), dict(zip(names, v.tolist(), strict=True))
+        )
+
     def update(self, q: Array, v: Array, dt: float) -> Array:
         """Joint torques for this step (``names`` order), the firmware's loops at the physics
-        rate (zero-order hold)."""
+        rate (zero-order hold). The reference of ``dynamics.compiled.servos._servo_torques``,
+        which ``Simulator.advance`` runs inside the compiled steps (the same operations)."""
         self.last_q[:] = q[self.iq]
         self.last_v[:] = v[self.iv]
         pos, vel = self.last_q.tolist(), self.last_v.tolist()
@@ -230,8 +302,8 @@ class JointServos:
             current = min(max(current, -cap[k]), cap[k])
             self.current[k] = current
             out.append(spec.torque(current))
-        self.effort = np.array(out)
-        return self.effort
+        self.effort[:] = out
+        return self.effort.copy()
 
     def apply(self, tau: Array, q: Array, v: Array, dt: float) -> Array:
         """``tau`` with the servos' torques written into their joints' entries."""

@@ -27,6 +27,10 @@ from .contact import Contacts
 from .flat import (
     NKF,
     NKI,
+    NLF,
+    NLI,
+    NSI,
+    NSV,
     NW,
     WA,
     WBIAS,
@@ -38,6 +42,8 @@ from .flat import (
     WV,
     WVR,
     flatten,
+    laid_out,
+    limit_fields,
     pack,
     thrust_offset,
     wave_table,
@@ -318,6 +324,24 @@ class FastDynamics:
         done = compiled.step_many(self.FB, self.IB, *args)
         return self.q_out.copy(), self.v_out.copy(), int(done)
 
+    def step_joints(
+        self, q, v, h: float, steps: int, method: str, tau, f_ext, t: float, servos: JointTables
+    ) -> tuple[Array, Array, int]:
+        """``step_many`` with the joints' firmware servos and position limits of ``servos``
+        (``JointTables``) at every step (``compiled.entry.step_joints``): the servos write their
+        torques into ``tau`` (which must be a C-contiguous float64 vector) and their state into
+        their rows. Returns ``(q, v, done)``: ``done < steps`` before a step that crosses a limit
+        or is not finite, ``(q, v)`` then the state before it, for the caller to take that step."""
+        if self.env.current_profile is not None:
+            raise ValueError("step_joints needs a constant current; step once per stage time instead")
+        q, v, _, f_ext, n = self._inputs(q, v, None, f_ext, None)
+        self._sync(t, h)
+        done = compiled.step_joints(
+            self.FB, self.IB, METHODS[method], q, v, tau, f_ext, n, h, steps, self.q_out, self.v_out,
+            *servos.arrays(),
+        )  # fmt: skip
+        return self.q_out.copy(), self.v_out.copy(), int(done)
+
     def _raise_non_finite(self, q, v, h, method, tau, f_ext, n, t) -> None:
         """Re-run the step with the reference code, which names the first non-finite value."""
         from .constraints import constrained_aba
@@ -346,6 +370,31 @@ class FastDynamics:
             t,
         )
         raise NonFiniteStateError(f"non-finite state at t={t:.6g} s; state not advanced")
+
+
+class JointTables:
+    """What ``FastDynamics.step_joints`` reads and writes besides the dynamics' buffers: the
+    servos' rows (``flat``'s SF, SI: ``actuators.servo.JointServos.SF``, ``.SI``, or none),
+    the position limits of the model's 1-DOF joints (LF, LI), the scratch of an impact and
+    the count of joints stopped by their limits (``impacts[0]``)."""
+
+    def __init__(self, model: Model, SF: np.ndarray | None = None, SI: np.ndarray | None = None) -> None:
+        limited = [
+            (model.idx_q[i], model.idx_v[i], j.lower, j.upper)
+            for i, j in enumerate(model.joints)
+            if j.nv == 1 and j.nq == 1 and (np.isfinite(j.lower) or np.isfinite(j.upper))
+        ]
+        self.model = model
+        self.servos: object = None  # the servos the rows belong to (``Simulator`` keeps track)
+        self.SF = np.zeros((0, NSV)) if SF is None else SF
+        self.SI = np.zeros((0, NSI), dtype=np.int64) if SI is None else SI
+        self.LF = np.array([(lo, hi) for _, _, lo, hi in limited], dtype=float).reshape(-1, NLF)
+        self.LI = np.array([(iq, iv, 0) for iq, iv, _, _ in limited], dtype=np.int64).reshape(-1, NLI)
+        self.X = np.zeros(laid_out(limit_fields(model.nbodies, model.nv, len(limited)))[1])
+        self.impacts = np.zeros(1, dtype=np.int64)
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        return self.SF, self.SI, self.LF, self.LI, self.X, self.impacts
 
 
 class PreparedAba:

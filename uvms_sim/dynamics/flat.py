@@ -225,6 +225,34 @@ def thrust_offset(model: Model) -> int:
     return workspace(model.nbodies, model.nq, model.nv, 0)[0][3]
 
 
+# The joint servos (``actuators.servo.JointServos``): one float row SF and one int row SI per
+# servo, where the servo object keeps its setpoints and state and the compiled steps
+# (``compiled.servos``) read and write them. SF: setpoint, velocity feed-forward, the velocity
+# loop's integral, its gains kv and ki, the position gain kp, the velocity limit, the position
+# limits, kt, the static friction current, the current cap, the last current and torque, the
+# joint's position and velocity at the last update, and the integral before it (restored when
+# the compiled step hands a step back to Python). SI: q index, v index, mode (``SERVO_CODE``)
+(SV_TARGET, SV_FF, SV_INTEGRAL, SV_KV, SV_KI, SV_KP, SV_VMAX, SV_LOWER, SV_UPPER, SV_KT, SV_IS, SV_CAP,
+ SV_CURRENT, SV_EFFORT, SV_Q, SV_V, SV_SAVED), NSV = offsets(*[1] * 17)  # fmt: skip
+(SI_IQ, SI_IV, SI_MODE), NSI = offsets(1, 1, 1)
+SERVO_STANDBY, SERVO_DISABLE, SERVO_POSITION, SERVO_VELOCITY, SERVO_CURRENT, SERVO_EFFORT = range(6)
+SERVO_CODE = {"standby": SERVO_STANDBY, "disable": SERVO_DISABLE, "position": SERVO_POSITION,
+              "velocity": SERVO_VELOCITY, "current": SERVO_CURRENT, "effort": SERVO_EFFORT}  # fmt: skip
+# The joint position limits (``Simulator._enforce_limits``): per limited 1-DOF joint a float row
+# LF (lower, upper; ±inf where there is none) and an int row LI (q index, v index, and whether
+# the joint hit its limit in the last impact)
+(LF_LOWER, LF_UPPER), NLF = offsets(1, 1)
+(LI_IQ, LI_IV, LI_HIT), NLI = offsets(1, 1, 1)
+
+
+def limit_fields(nb: int, nv: int, nl: int) -> tuple[tuple[int, int], ...]:
+    """The scratch of a joint-limit impact among nl limited joints: body rows (nb x NW) and a
+    scratch row (NS) for the placements and CRBA at the clamped configuration, M and its
+    Cholesky factor in place (nv x nv), the columns of M⁻¹ of the joints that hit (nv x nl),
+    the block of M⁻¹ of those joints (nl x nl) and the impulse (nl)."""
+    return ((nb, NW), (NS, 1), (nv, nv), (nv, nl), (nl, nl), (nl, 1))
+
+
 # The header of the int buffer of ``pack``: counts (bodies, BF width, thrusters, connections,
 # contact points, nq, nv, wave components), then where each table starts in the float buffer
 # (BF, TF, CF, KF, KN, the workspace, the inputs of a prepared call, the waves) and in the int

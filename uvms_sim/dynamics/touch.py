@@ -44,6 +44,8 @@ from .contact import PAIR, UNUSED, Contacts
 
 MATCH = 0.01  # m: a point found again within this of a last detection's point is the same point
 KEEP = 1e-4  # m: ... and within this along the surface, the same material point (kept as it was)
+STILL = 1e-7  # m, and rotation-matrix entries: a body that moved less has not moved
+KEEP_ROWS: list = []  # (marks a pair whose bodies have not moved: its rows stay as they are)
 PAIR_ROWS = 64  # pair points the table holds at first (it grows when more touch)
 
 
@@ -105,15 +107,22 @@ class Touch:
                 self.mass[i] = np.inf
         self.zeta = damping_ratio(law.restitution)
         self.rows: list[_Row] = []
+        # the bodies' places when their pairs were last asked about, the pairs asked then and
+        # those found touching (``_still``, ``_as_before``)
+        self._ref: tuple[Array, Array] | None = None
+        self._asked: set[tuple[int, int]] = set()
+        self._touching: set[tuple[int, int]] = set()
         self.data = model.create_data()
         self.pairs_touching = 0
         self.names = names or {}
 
     def forget(self, contacts: Contacts) -> None:
-        """No pair touches (after a reset): the pair rows unused."""
+        """No pair touches (after a reset): the pair rows unused, every pair asked again."""
         contacts.KI[contacts.fixed :, 1] = UNUSED
         self.rows = []
         self.pairs_touching = 0
+        self._ref = None
+        self._asked, self._touching = set(), set()
 
     @staticmethod
     def _gap(row: Array, a: int, b: int, R: Array, p: Array) -> float:
@@ -142,27 +151,58 @@ class Touch:
         world) and origins ``p`` (NED) and write their points into the pair rows of
         ``contacts`` (growing it if needed); the number of points."""
         centres = self._centres(R, p)
+        still = self._still(R, p)
         found: dict[tuple[int, int], list[tuple]] = {}
+        asked: set[tuple[int, int]] = set()
         eye, zero = np.eye(3), np.zeros(3)
         if self.static:  # bounding spheres first (a half-space: always)
             gap = np.linalg.norm(centres[:, None, :] - self.static_centre[None], axis=2)
             near = np.argwhere(gap <= self.static_reach)
             for k, s in near:
                 b, solid = self.moving[k]
+                pair = (int(k), -1 - int(s))
+                asked.add(pair)
+                if still[b] and self._as_before(pair, found):
+                    continue
                 pts = self.query.touching(solid, R[b], p[b], self.static[s][1], eye, zero)
                 if pts:
-                    found[(int(k), -1 - int(s))] = pts
+                    found[pair] = pts
         if len(self.between):
             i, j = self.between_i, self.between_j
             close = np.flatnonzero(np.linalg.norm(centres[i] - centres[j], axis=1) <= self.between_reach)
             for n in close:
                 a, sa = self.moving[i[n]]
                 b, sb = self.moving[j[n]]
+                pair = (int(i[n]), int(j[n]))
+                asked.add(pair)
+                if still[a] and still[b] and self._as_before(pair, found):
+                    continue
                 pts = self.query.touching(sa, R[a], p[a], sb, R[b], p[b])
                 if pts:
-                    found[(int(i[n]), int(j[n]))] = pts
+                    found[pair] = pts
+        self._asked = asked
         self.pairs_touching = len(found)
         return self._write(found, R, p, contacts)
+
+    def _still(self, R: Array, p: Array) -> Array:
+        """Which bodies are where their pairs were last asked about (within ``STILL``); the
+        others' places are remembered now (their pairs are asked again)."""
+        if self._ref is None or len(self._ref[1]) != len(p):
+            self._ref = (np.array(R, dtype=float), np.array(p, dtype=float))
+            return np.zeros(len(p), dtype=bool)
+        R0, p0 = self._ref
+        still = (np.abs(R - R0).max(axis=(1, 2)) < STILL) & (np.abs(p - p0).max(axis=1) < STILL)
+        R0[~still], p0[~still] = R[~still], p[~still]
+        return still
+
+    def _as_before(self, pair: tuple[int, int], found: dict) -> bool:
+        """A pair of bodies that have not moved: apart as it was (False: ask), or touching as it
+        was, its points kept as they are (``KEEP_ROWS`` in ``found``; True)."""
+        if pair not in self._asked:
+            return False  # not asked last time: ask now
+        if pair in self._touching:
+            found[pair] = KEEP_ROWS
+        return True
 
     def overlaps(self, R: Array, p: Array, bodies: set[int]) -> tuple[str, str, float] | None:
         """The deepest overlap beyond the margin of one of ``bodies`` with another body or the
@@ -203,12 +243,20 @@ class Touch:
                 )
                 d = xa - xb
                 old.setdefault(r.pair, []).append((xa, d - (d @ n) * n, KF[k].copy()))
+        for pair, points in list(found.items()):  # pairs of bodies at rest: their points as they are
+            if points is KEEP_ROWS:
+                found[pair] = [(xa, None, row) for xa, _, row in old.get(pair, [])]
+                old[pair] = []
+                if not found[pair]:
+                    del found[pair]
         for pair, previous in old.items():
             # a body driven deep into a thin one: coal may now see the shorter way out through
             # its far side (a normal turned round); the pair keeps its points, and so its side
+            if not previous:
+                continue
             j = pair[1]
             Rb = R[self.moving[j][0]] if j >= 0 else np.eye(3)
-            before = Rb @ np.mean([row[10:13] for _, _, row in previous], axis=0)
+            before = Rb @ sum(row[10:13] for _, _, row in previous)  # (their mean's direction)
             if any(float(normal @ before) < 0.0 for _, _, normal in found[pair]):
                 found[pair] = [(xa, None, row) for xa, _, row in previous]
                 old[pair] = []
@@ -233,9 +281,10 @@ class Touch:
                     row = None
                     for n_old, (xa, offset, kept) in enumerate(previous):
                         moved = xa - pa
-                        if float(np.linalg.norm(moved)) < MATCH:
+                        if float(moved @ moved) < MATCH * MATCH:  # (squared distances: no roots)
                             del previous[n_old]
-                            if float(np.linalg.norm(moved - (moved @ normal) * normal)) < KEEP:
+                            slid = moved - (moved @ normal) * normal
+                            if float(slid @ slid) < KEEP * KEEP:
                                 row = kept  # the same material point (a face at rest): as it was
                             else:
                                 pb = pb - (offset - (offset @ normal) * normal)
@@ -251,9 +300,9 @@ class Touch:
                             row[10:13] = normal
                 pair_rows.append(row)
             # a point of the last detection that coal leaves out now (a face seen as its deepest
-            # edge) is kept while it is within the margin: its friction spring holds on
+            # edge) is kept while it still presses: its friction spring holds on
             for _, _, kept in previous:
-                if self._gap(kept, a, b, R, p) < law.margin:
+                if self._gap(kept, a, b, R, p) < 0.0:
                     pair_rows.append(kept)
             share = 1.0 / len(pair_rows)
             c_n = 2.0 * self.zeta * math.sqrt(law.stiffness * m) * share
@@ -273,5 +322,6 @@ class Touch:
             KF[start + n] = row
         # the pair of each row, for the next detection's matching
         keys = [pair for pair, count in zip(found, counts, strict=True) for _ in range(count)]
+        self._touching = set(found)
         self.rows = [_Row(key, n) for n, key in enumerate(keys)]
         return len(rows)

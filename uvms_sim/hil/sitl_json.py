@@ -250,6 +250,7 @@ class SitlJsonBackend:
         self.bank: ThrusterBank = sim.thrusters
         self.max_step = max_step
         self.peer_timeout = peer_timeout
+        self.vehicle = vehicle
         system = sim.system
         veh = system.vehicles[vehicle] if system is not None else None
         self.root = sim.model.body_index(veh.root) if veh is not None else 0
@@ -332,6 +333,12 @@ class SitlJsonBackend:
         if pwm != self.last_pwm:
             self.bank.set_motor_pwm(np.asarray(pwm, dtype=float), self.thrusters)
             self.last_pwm = pwm
+
+    def servo_outputs(self, vehicle: int) -> tuple[int, ...] | None:
+        """Every servo PWM of SITL's last frame (SERVO1 first: thrusters, camera mount, lights)
+        for the description's vehicle ``vehicle``; None before the first frame, or for a vehicle
+        this SITL does not fly."""
+        return self.last_pwm if vehicle == self.vehicle else None
 
     def state_json(self) -> bytes:
         """The answer for the current state (physics time, IMU, NED position/velocity)."""

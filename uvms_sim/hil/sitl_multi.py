@@ -267,6 +267,14 @@ class SitlJsonMulti:
             inst.counters.socket_errors += 1
             self.throttle.warn("socket", f"SITL answer to {addr} not sent: {exc}")
 
+    def servo_outputs(self, vehicle: int) -> tuple[int, ...] | None:
+        """Every servo PWM of the last frame of the SITL instance that flies the description's
+        vehicle ``vehicle`` (as ``SitlJsonBackend.servo_outputs``); None while it takes no part."""
+        for inst in self.instances:
+            if inst.vehicle == vehicle and inst.live(time.monotonic(), self.peer_timeout):
+                return inst.last_pwm
+        return None
+
     # -- the step ---------------------------------------------------------------------------------
     def _apply_pwm(self, inst: Instance, pwm: tuple[int, ...] | None) -> None:
         if pwm is None:  # not taking part: its thrusters at neutral

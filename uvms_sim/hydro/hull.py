@@ -25,6 +25,7 @@ volume but no hull gets a sphere of that volume there (documented in docs/config
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,7 +153,17 @@ def make_hull(
 
 def default_hull(volume: float, center: Array) -> Hull:
     """A sphere of ``volume`` centred at ``center`` (a body with a volume but no hull)."""
-    return make_hull(shape_columns("sphere", np.array([1.0])), volume, center)
+    c = np.asarray(center, dtype=float).reshape(3)
+    return _sphere_hull(float(volume), float(c[0]), float(c[1]), float(c[2]))
+
+
+@functools.lru_cache(maxsize=4096)
+def _sphere_hull(volume: float, x: float, y: float, z: float) -> Hull:
+    """``default_hull``, kept: a model is built again for every object added at run time, with
+    a default hull for each of its bodies (a hull is never changed once made)."""
+    hull = make_hull(shape_columns("sphere", np.array([1.0])), volume, np.array([x, y, z]))
+    hull.center.setflags(write=False)
+    return hull
 
 
 def submerged(

@@ -100,6 +100,11 @@ class WaveField:
     depth: float = math.inf
     spec: tuple = ()  # the description's ``waves`` entry it was made from ((key, value) pairs)
     k: Array = field(init=False, repr=False, compare=False)
+    # for ``kinematics_at``: (k cos β, k sin β) as rows, and a ω (cos β, sin β) and a ω² (cos β, sin β)
+    # as columns
+    _kxy: Array = field(init=False, repr=False, compare=False)
+    _uh: Array = field(init=False, repr=False, compare=False)
+    _ah: Array = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         arrays = [np.atleast_1d(np.asarray(getattr(self, n), dtype=float)) for n in
@@ -121,6 +126,17 @@ class WaveField:
         k = wavenumber(arrays[1], self.gravity, self.depth)
         k.setflags(write=False)
         object.__setattr__(self, "k", k)
+        cb, sb = np.cos(arrays[2]), np.sin(arrays[2])
+        aw = arrays[0] * arrays[1]
+        aw2 = aw * arrays[1]
+        kxy, uh, ah = (
+            np.vstack((k * cb, k * sb)),
+            np.column_stack((aw * cb, aw * sb)),
+            np.column_stack((aw2 * cb, aw2 * sb)),
+        )
+        for name, value in (("_kxy", kxy), ("_uh", uh), ("_ah", ah)):
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
 
     def __len__(self) -> int:
         return int(self.amplitude.size)
@@ -175,28 +191,33 @@ class WaveField:
 
 def kinematics_at(waves: WaveField | None, points: Array, surface: float, t: float) -> tuple[Array, Array]:
     """``WaveField.kinematics`` at many points at once (rows of NED ``points``, with the mean
-    surface at NED depth ``surface``): velocities and accelerations, one row per point."""
+    surface at NED depth ``surface``): velocities and accelerations, one row per point. One
+    (points x components) array per factor, the sums over the components as matrix products
+    with the columns ``WaveField`` keeps (a tether's 54 nodes in 64 components: about 0.1 ms)."""
     points = np.asarray(points, dtype=float).reshape(-1, 3)
     if waves is None or not len(waves):
         return np.zeros_like(points), np.zeros_like(points)
-    k, w, a = waves.k, waves.omega, waves.amplitude
-    cb, sb = np.cos(waves.direction), np.sin(waves.direction)
-    th = np.outer(points[:, 0], k * cb) + np.outer(points[:, 1], k * sb) - w * t + waves.phase
+    k, w, aw = waves.k, waves.omega, waves.amplitude * waves.omega
+    th = points[:, :2] @ waves._kxy
+    th += waves.phase - w * t
     zeta = np.clip(surface - points[:, 2], -waves.depth, 0.0)
-    kz = np.outer(zeta, k)
-    e = np.where(kz >= -30.0, np.exp(np.maximum(kz, -30.0)), 0.0)
+    kz = np.multiply.outer(zeta, k)
+    deep = kz < -30.0  # decayed below e^-30 of the surface values: left out
+    C = np.exp(np.maximum(kz, -30.0, out=kz), out=kz)
+    C[deep] = 0.0
     if math.isfinite(waves.depth):
-        e2 = np.where(kz >= -30.0, np.exp(-np.outer(zeta + 2.0 * waves.depth, k)), 0.0)
+        e2 = np.exp(-np.multiply.outer(zeta + 2.0 * waves.depth, k))
+        e2[deep] = 0.0
         f = 1.0 / (1.0 - np.exp(-2.0 * k * waves.depth))
-        C, S = (e + e2) * f, (e - e2) * f
+        C, S = (C + e2) * f, (C - e2) * f
     else:
-        C = S = e
+        S = C
     c, s = np.cos(th), np.sin(th)
-    aw = a * w
-    uh = C * c * aw
-    ah = C * s * (aw * w)
-    vel = np.column_stack((uh @ cb, uh @ sb, -(S * s) @ aw))
-    acc = np.column_stack((ah @ cb, ah @ sb, (S * c) @ (aw * w)))
+    vel, acc = np.empty_like(points), np.empty_like(points)
+    vel[:, :2] = (C * c) @ waves._uh
+    acc[:, :2] = (C * s) @ waves._ah
+    vel[:, 2] = -((S * s) @ aw)
+    acc[:, 2] = (S * c) @ (aw * w)
     return vel, acc
 
 

@@ -99,6 +99,14 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError(path, "", f"cannot read the file: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(path, "", f"not UTF-8 text (byte {exc.start}): is this a description?") from None
+    return parse_yaml(text, path)
+
+
+def parse_yaml(text: str, path: str | Path, max_nodes: int | None = None) -> Any:
+    """Parse YAML ``text`` (named ``path`` in errors) as ``read_yaml`` does; a document of more
+    than ``max_nodes`` values once its aliases are expanded (default ``MAX_NODES``) is refused
+    without being expanded."""
+    limit = MAX_NODES if max_nodes is None else max_nodes
     try:
         loader = _Loader(text)  # refuses characters YAML does not allow (NUL, most controls)
     except yaml.YAMLError as exc:
@@ -109,9 +117,9 @@ def read_yaml(path: str | Path) -> Any:
         if node is None:
             return None
         size = _expanded_size(node, {})
-        if size > MAX_NODES:
+        if size > limit:
             raise ConfigError(
-                path, "", f"{size:.3g} values once its aliases are expanded (at most {MAX_NODES:g})"
+                path, "", f"{size:.3g} values once its aliases are expanded (at most {limit:g})"
             )
         return loader.construct_document(node)
     except yaml.YAMLError as exc:

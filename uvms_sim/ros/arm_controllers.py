@@ -26,16 +26,20 @@ Controllers (``arm_controllers`` parameter: the ones the controller manager woul
 Each controller is a namespace under the node's (``~/`` = ``<controller name>/``). As in the
 controller manager, two active controllers may not claim one joint: the node refuses to start
 (one line naming both). A command to a controller that is not active is ignored with a
-throttled warning. The controllers update with the emulated autopilot, every
-``autopilot_rate`` period of simulated time; feedback, results and the controller state are
-sent at the action monitor rate (20 Hz of wall-clock time), as the controllers' non-realtime
-side sends them.
+throttled warning. The controllers update every ``controller_rate`` period of simulated time
+(the node's parameter; 100 Hz, the controller manager's default ``update_rate``): the
+trajectory is sampled and the servos' setpoints (position and velocity feed-forward) set and
+held until the next update, while the servos' own loops run at every physics step. Feedback,
+results and the controller state are sent at the action monitor rate (20 Hz of wall-clock
+time), as the controllers' non-realtime side sends them, built from the last update then.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from functools import partial
+from typing import cast
 
 import numpy as np
 from control_msgs.action import FollowJointTrajectory, ParallelGripperCommand
@@ -43,15 +47,16 @@ from control_msgs.msg import JointTrajectoryControllerState
 from control_msgs.srv import QueryTrajectoryState
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock, ClockType, ROSClock
 from rclpy.node import Node
 from rclpy.task import Future
+from rclpy.time_source import TimeSource
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..actuators.servo import JointServos
 from ..log import Throttle
-from .trajectory import JointLimits, Tolerances, Trajectory, seconds, tolerances, validate, within
+from .trajectory import JointLimits, Tolerances, Trajectory, seconds, tolerances, validate, within_all
 
 TRAJECTORY = "joint_trajectory_controller"
 FORWARD = {
@@ -95,7 +100,7 @@ class _Goal:
     def __init__(self, handle) -> None:
         self.handle = handle
         self.done: Future = Future()
-        self.feedback = None
+        self.feedback: Callable[[], object] | None = None  # builds the latest feedback message
         self.outcome: tuple[str, object] | None = None  # ("succeed" | "abort" | "canceled", result)
 
 
@@ -110,8 +115,10 @@ class ArmControllers:
         lock: threading.RLock,
         now: Callable[[], float],
         active: list[str],
+        sim_time: bool = False,
     ) -> None:
         self.node, self.servos, self.lock, self.now = node, servos, lock, now
+        self.sim_time = sim_time
         names = servos.names
         self.gripper_joints = [n for n in names if n.endswith("axis_a")]
         self.arm_joints = [n for n in names if n not in self.gripper_joints]
@@ -132,7 +139,7 @@ class ArmControllers:
         self.default_tolerances = Tolerances.defaults(len(self.arm_joints))
         self.finished: list[_Goal] = []  # goals the update ended, to be sent by the monitor
         self.goals: dict[int, _Goal] = {}  # every accepted goal until its execute callback ends
-        self.state_msg: JointTrajectoryControllerState | None = None
+        self.sample: _Sample | None = None  # the trajectory controller's last update
         self.gripper_goal: _Goal | None = None
         self.gripper_target = 0.0
         self.gripper_effort = 10.0
@@ -144,12 +151,24 @@ class ArmControllers:
     # -- interfaces ---------------------------------------------------------------------------
     def _interfaces(self) -> None:
         node = self.node
+        # The action servers keep their goals' stamps and expiry on a clock of their own (rcl's
+        # action server makes a timer on the clock it is given): on the node's simulated clock,
+        # which the node sets at every /clock it publishes, each of those settings woke the
+        # executor for a pass over every entity of the node (a fifth of a core at 250 Hz). This
+        # clock follows simulated time at each goal and cancel request and while goals run.
+        self.action_clock = node.get_clock()
+        if self.sim_time:
+            self.action_clock = ROSClock()
+            self.time_source = TimeSource()
+            self.time_source.attach_clock(self.action_clock)
+            self.time_source.ros_time_is_active = True
+        self.action_node = cast(Node, _ActionNode(node, self.action_clock))
         ns = TRAJECTORY
         node.create_subscription(JointTrajectory, f"{ns}/joint_trajectory", self.on_topic, 10)
         self.state_pub = node.create_publisher(JointTrajectoryControllerState, f"{ns}/controller_state", 10)
         node.create_service(QueryTrajectoryState, f"{ns}/query_state", self.on_query)
         self.action = ActionServer(
-            node,
+            self.action_node,
             FollowJointTrajectory,
             f"{ns}/follow_joint_trajectory",
             execute_callback=self.execute,
@@ -166,7 +185,7 @@ class ArmControllers:
                 10,
             )
         self.gripper_action = ActionServer(
-            node,
+            self.action_node,
             ParallelGripperCommand,
             f"{GRIPPER}/gripper_cmd",
             execute_callback=self.execute,
@@ -209,7 +228,15 @@ class ArmControllers:
                 return
             self._install(msg)
 
+    def _tick_action_clock(self) -> None:
+        """The action servers' clock to simulated time (with ``use_sim_time``)."""
+        if self.sim_time:
+            stamp = self.node.get_clock().now()
+            assert isinstance(self.action_clock, ROSClock)
+            self.action_clock.set_ros_time_override(stamp)
+
     def on_goal(self, goal) -> GoalResponse:
+        self._tick_action_clock()
         if TRAJECTORY not in self.active:
             self._refuse("Can't accept new action goals. Controller is not running.")
             return GoalResponse.REJECT
@@ -235,9 +262,11 @@ class ArmControllers:
                 self._refuse(error)
             self.tolerances = tol
             self.goal = goal
+            self._wake_monitor()
         handle.execute()
 
     def on_cancel(self, handle) -> CancelResponse:
+        self._tick_action_clock()
         with self.lock:
             if self.goal is not None and self.goal.handle is handle:
                 self._end(self.goal, "canceled", FollowJointTrajectory.Result())
@@ -262,6 +291,17 @@ class ArmControllers:
         if goal.outcome is None:
             goal.outcome = (kind, result)
             self.finished.append(goal)
+            self._wake_monitor()
+
+    def _wake_monitor(self) -> None:
+        """Start the non-realtime side's timer if it stopped (``run_non_realtime``): it runs
+        only while there is something to send, since each of its wake-ups costs the executor a
+        pass over every entity of the node (a fifth of a core at 20 Hz with these controllers)."""
+        if self.monitor.is_canceled():
+            self.monitor.reset()
+            executor = self.node.executor
+            if executor is not None:
+                executor.wake()
 
     def _install(self, msg) -> None:
         """A validated trajectory becomes the active one (loop lock held)."""
@@ -286,6 +326,9 @@ class ArmControllers:
             self._update_gripper()
 
     def _update_trajectory(self) -> None:
+        """Sample the trajectory, command the servos and check the tolerances; the controller
+        state and the goal's feedback are kept as arrays (``_Sample``) and turned into
+        messages by the non-realtime side when it sends them."""
         now = self.now()
         traj = self.trajectory
         assert traj is not None
@@ -293,38 +336,20 @@ class ArmControllers:
         q = self.servos.last_q[self.arm_k]
         qd = self.servos.last_v[self.arm_k]
         error_p = p - q
-        n = len(self.arm_joints)
-        self.servos.command(
-            "position",
-            dict(zip(self.arm_joints, p.tolist(), strict=True)),
-            dict(zip(self.arm_joints, v.tolist(), strict=True)),
-        )
+        self.servos.command_positions(self.arm_k, p, v)
+        sample = _Sample(p, v, a, q, qd, int(index))
+        self.sample = sample
+        if self.monitor.is_canceled() and self.state_pub.get_subscription_count():
+            self._wake_monitor()
         goal = self.goal
-        state = JointTrajectoryControllerState()
-        state.joint_names = list(self.arm_joints)
-        state.reference.positions, state.reference.velocities = p.tolist(), v.tolist()
-        state.reference.accelerations = a.tolist()
-        state.feedback.positions, state.feedback.velocities = q.tolist(), qd.tolist()
-        state.error.positions = error_p.tolist()
-        state.output.positions = p.tolist()
-        state.speed_scaling_factor = 1.0
-        self.state_msg = state
         if goal is None:
             return
-        errors = np.zeros((n, 3))
+        errors = np.zeros((len(self.arm_joints), 3))
         errors[:, 0] = error_p  # velocity errors: only with a velocity command interface
         tol = self.tolerances
-        path_ok = all(within(errors[i], tol.state[i]) for i in range(n))
-        feedback = FollowJointTrajectory.Feedback()
-        feedback.joint_names = list(self.arm_joints)
-        feedback.desired.positions, feedback.desired.velocities = p.tolist(), v.tolist()
-        feedback.desired.accelerations = a.tolist()
-        feedback.actual.positions, feedback.actual.velocities = q.tolist(), qd.tolist()
-        feedback.error.positions = error_p.tolist()
-        feedback.index = int(index)
-        goal.feedback = feedback
-        result = FollowJointTrajectory.Result()
-        if not past_end and not path_ok:
+        goal.feedback = partial(sample.feedback, self.arm_joints)
+        if not past_end and not within_all(errors, tol.state):
+            result = FollowJointTrajectory.Result()
             result.error_code = FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED
             result.error_string = "Aborted due to path tolerance violation"
             self._end(goal, "abort", result)
@@ -332,14 +357,15 @@ class ArmControllers:
             self._hold()
             return
         if past_end:
-            goal_ok = all(within(errors[i], tol.goal[i]) for i in range(n))
             late = now - traj.end
-            if goal_ok:
+            if within_all(errors, tol.goal):
+                result = FollowJointTrajectory.Result()
                 result.error_code = FollowJointTrajectory.Result.SUCCESSFUL
                 result.error_string = "Goal successfully reached!"
                 self._end(goal, "succeed", result)
                 self.goal = None
             elif tol.goal_time != 0.0 and late > tol.goal_time:
+                result = FollowJointTrajectory.Result()
                 result.error_code = FollowJointTrajectory.Result.GOAL_TOLERANCE_VIOLATED
                 result.error_string = f"Aborted due to goal_time_tolerance exceeding by {late:f} seconds"
                 self._end(goal, "abort", result)
@@ -383,6 +409,7 @@ class ArmControllers:
 
     # -- parallel_gripper_action_controller ----------------------------------------------------
     def on_gripper_goal(self, goal) -> GoalResponse:
+        self._tick_action_clock()
         if GRIPPER not in self.active or not self.gripper_joints:
             self.throttle.warn(
                 "gripper", f"{GRIPPER}: Can't accept new action goals. Controller is not running."
@@ -428,9 +455,11 @@ class ArmControllers:
             self.servos.command("position", {self.gripper_joints[0]: self.gripper_target})
             self.last_movement = self.now()
             self.gripper_goal = goal
+            self._wake_monitor()
         handle.execute()
 
     def on_gripper_cancel(self, handle) -> CancelResponse:
+        self._tick_action_clock()
         with self.lock:
             goal = self.gripper_goal
             if goal is not None and goal.handle is handle:
@@ -455,11 +484,8 @@ class ArmControllers:
             return
         k = self.servos.names.index(self.gripper_joints[0])
         x, v = float(self.servos.last_q[k]), float(self.servos.last_v[k])
-        feedback = ParallelGripperCommand.Feedback()
-        feedback.state.name = [self.gripper_joints[0]]
-        feedback.state.position, feedback.state.velocity = [x], [v]
-        feedback.state.effort = [float(self.servos.effort[k])]
-        goal.feedback = feedback
+        effort = float(self.servos.effort[k])
+        goal.feedback = partial(_gripper_feedback, self.gripper_joints[0], x, v, effort)
         if abs(self.gripper_target - x) < GRIPPER_GOAL_TOLERANCE:
             self._end(goal, "succeed", self._gripper_result(reached=True))
             self.gripper_goal = None
@@ -476,13 +502,73 @@ class ArmControllers:
             finished, self.finished = self.finished, []
             goals = [g for g in (self.goal, self.gripper_goal) if g is not None]
             feedback = [(g, g.feedback) for g in goals if g.feedback is not None]
-            state = self.state_msg
+            sample = self.sample
+            wanted = (
+                sample is not None and TRAJECTORY in self.active and self.state_pub.get_subscription_count()
+            )
+            if not goals and not wanted:
+                self.monitor.cancel()  # nothing more to send until _wake_monitor
+        if goals or finished:
+            self._tick_action_clock()
         for g, fb in feedback:
             if g.handle.is_active:
-                g.handle.publish_feedback(fb)
+                g.handle.publish_feedback(fb())
         for g in finished:
             if not g.done.done():
                 g.done.set_result(g.outcome)
-        if state is not None and TRAJECTORY in self.active:
+        if wanted:
+            assert sample is not None
+            state = sample.controller_state(self.arm_joints)
             state.header.stamp = self.node.get_clock().now().to_msg()
             self.state_pub.publish(state)
+
+
+class _ActionNode:
+    """``node`` as an action server sees it, with ``clock`` as its clock (its handle, logger,
+    executor, callback group and waitables are the node's)."""
+
+    def __init__(self, node: Node, clock: Clock) -> None:
+        self._node, self._clock = node, clock
+
+    def get_clock(self) -> Clock:
+        return self._clock
+
+    def __getattr__(self, name: str):
+        return getattr(self._node, name)
+
+
+class _Sample:
+    """The trajectory controller's reference and the joints' state at one update; the messages
+    are built from it when they are sent (at the action monitor rate, not at every update)."""
+
+    def __init__(self, p, v, a, q, qd, index: int) -> None:
+        self.p, self.v, self.a, self.q, self.qd, self.index = p, v, a, q, qd, index
+
+    def controller_state(self, joints: list[str]) -> JointTrajectoryControllerState:
+        state = JointTrajectoryControllerState()
+        state.joint_names = list(joints)
+        state.reference.positions, state.reference.velocities = self.p.tolist(), self.v.tolist()
+        state.reference.accelerations = self.a.tolist()
+        state.feedback.positions, state.feedback.velocities = self.q.tolist(), self.qd.tolist()
+        state.error.positions = (self.p - self.q).tolist()
+        state.output.positions = self.p.tolist()
+        state.speed_scaling_factor = 1.0
+        return state
+
+    def feedback(self, joints: list[str]) -> FollowJointTrajectory.Feedback:
+        feedback = FollowJointTrajectory.Feedback()
+        feedback.joint_names = list(joints)
+        feedback.desired.positions, feedback.desired.velocities = self.p.tolist(), self.v.tolist()
+        feedback.desired.accelerations = self.a.tolist()
+        feedback.actual.positions, feedback.actual.velocities = self.q.tolist(), self.qd.tolist()
+        feedback.error.positions = (self.p - self.q).tolist()
+        feedback.index = self.index
+        return feedback
+
+
+def _gripper_feedback(joint: str, x: float, v: float, effort: float) -> ParallelGripperCommand.Feedback:
+    feedback = ParallelGripperCommand.Feedback()
+    feedback.state.name = [joint]
+    feedback.state.position, feedback.state.velocity = [x], [v]
+    feedback.state.effort = [effort]
+    return feedback

@@ -1,7 +1,7 @@
 """The cameras a description declares (``vehicles[].sensors``, type ``camera``:
 ``uvms_sim.sensors.camera``), rendered on a thread of their own at their rate of simulated time
-(as fast as the machine allows when it cannot keep up) and published under the vehicle's
-namespace:
+(as fast as the machine allows when it cannot keep up; only the optical frame's transform while
+nothing subscribes to its images) and published under the vehicle's namespace:
 
 - ``camera/<name>/image_raw`` (sensor_msgs/Image, rgb8), ``camera/<name>/camera_info``
   (sensor_msgs/CameraInfo: K, P, no distortion) and ``camera/<name>/depth`` (sensor_msgs/Image,
@@ -10,34 +10,61 @@ namespace:
   current tilt) is published on /tf with each image; with the browser view, the image on its
   ``camera/<name>`` 2D view (``viz.rerun_view``);
 - in: ``camera/<name>/tilt`` (std_msgs/Float64, rad, + up about the camera's y axis: the
-  BlueROV2's camera mount), clamped to the camera's ``max_tilt``.
+  BlueROV2's camera mount), clamped to the camera's ``max_tilt``;
+- ``camera/<name>/lights`` (std_msgs/Float64, 0: off to 1: full), at the camera's rate (with
+  each image, or without one): the level of the vehicle's lights. The image model does not
+  light the scene with them yet.
+
+With ArduSub SITL in the loop (``servo_outputs``: the PWMs of its last frame), the vehicle's
+camera mount and lights follow its servo outputs as on the real vehicle
+(``uvms_sim.actuators.camera_mount``): a change of the tilt servo's PWM turns the camera (a
+tilt command on the topic holds until the next change), the lights' PWM sets their level.
+
+One camera's images also go out as H.264 over RTP (``video``: ``uvms_sim.viz.video``), sent
+from this thread as each image is rendered.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 
 import numpy as np
 from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import Float64
 from tf2_msgs.msg import TFMessage
 
+from ..actuators.camera_mount import CameraMount
 from ..model.kinematics import placements
 from ..scene import SceneRays
 from ..sensors.camera import OPTICAL, camera_of
 from ..sensors.mount import Mount
+from ..viz.video import VideoStream
 from . import messages
+
+ServoOutputs = Callable[[int], "tuple[int, ...] | None"]
 
 
 class CameraTopics:
-    def __init__(self, node, sim, system, lock, prefix: str, link_frames: list[str], noise: bool, seed: int):
+    """``video``: ``{"camera", "host", "port", "sdp"}`` (``camera``: ``""`` for the first one, or a
+    camera's ``<name>`` or ``<vehicle>/<name>``); ``mount``: the servo outputs of the tilt and
+    the lights and the tilt servo's PWMs (``CameraMount``); ``servo_outputs(vehicle)``: the
+    autopilot's servo PWMs of a vehicle (index in the description), None when none drives it."""
+
+    def __init__(
+        self, node, sim, system, lock, prefix: str, link_frames: list[str], noise: bool, seed: int,
+        video: dict | None = None, mount: tuple[int, int, tuple[float, float]] = (10, 9, (1100.0, 1900.0)),
+        servo_outputs: ServoOutputs | None = None,
+    ) -> None:  # fmt: skip
         self.node, self.sim, self.lock = node, sim, lock
         self.link_frames = link_frames
+        self.servo_outputs = servo_outputs
         rays = SceneRays(system.scene)
-        many = len(system.vehicles) > 1
+        many = sum(v.kind == "vehicle" for v in system.vehicles) > 1  # objects have no topics
         self.cameras: list[dict] = []
-        for v in system.vehicles:
+        tilt_servo, lights_servo, tilt_pwm = mount
+        for index, v in enumerate(system.vehicles):
             ns = f"{v.name}/" if many else ""
             for spec in v.sensors:
                 if spec.type != "camera":
@@ -45,6 +72,8 @@ class CameraTopics:
                 rng = np.random.default_rng([seed, 1000 + len(self.cameras)]) if noise else None
                 base = f"{ns}camera/{spec.name}"
                 cam = {
+                    "name": ns + spec.name,
+                    "vehicle": index,
                     "camera": camera_of(spec, rays, rng),
                     "mount": Mount.of(spec, sim.model.body_index(spec.link)),
                     "period": 1.0 / spec.rate,
@@ -56,14 +85,59 @@ class CameraTopics:
                     "image": node.create_publisher(Image, f"{base}/image_raw", 2),
                     "info": node.create_publisher(CameraInfo, f"{base}/camera_info", 2),
                     "depth": node.create_publisher(Image, f"{base}/depth", 2),
+                    "lights_pub": node.create_publisher(Float64, f"{base}/lights", 2),
+                    "lights": 0.0,
+                    "servos": CameraMount(spec.value("max_tilt"), tilt_servo, lights_servo, tilt_pwm),
+                    "servo_tilt": None,
+                    "rate": spec.rate,
                 }
                 node.create_subscription(Float64, f"{base}/tilt", lambda m, c=cam: self.on_tilt(c, m), 10)
                 self.cameras.append(cam)
+        self.video: VideoStream | None = None
+        self.video_camera: dict | None = None
+        if video is not None:
+            self.video_camera, self.video = self._video(video)
         self.data = sim.model.create_data()
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.run, name="uvms_sim_cameras", daemon=True)
         if self.cameras:
             self.thread.start()
+
+    def _video(self, video: dict) -> tuple[dict, VideoStream]:
+        """The camera whose images are streamed and its stream; ValueError in one line when
+        there is no such camera."""
+        names = [c["name"] for c in self.cameras]
+        wanted = video["camera"]
+        if not names:
+            raise ValueError("parameter video_port: the description declares no camera to stream")
+        if wanted:
+            found = [c for c in self.cameras if wanted in (c["name"], c["name"].split("/")[-1])]
+            if not found:
+                raise ValueError(
+                    f"parameter video_camera: no camera {wanted!r} (the cameras: {', '.join(names)})"
+                )
+            cam = found[0]
+        else:
+            cam = self.cameras[0]
+        intr = cam["camera"].intrinsics
+        stream = VideoStream(
+            video["host"], video["port"], intr.width, intr.height, cam["rate"], video["sdp"],
+            name=f"uvms_sim camera {cam['name']}", throttle=self.node.throttle,
+        )  # fmt: skip
+        return cam, stream
+
+    def follow_servos(self, cam: dict) -> None:
+        """The camera's tilt and lights from the autopilot's servo outputs, if any."""
+        pwm = self.servo_outputs(cam["vehicle"]) if self.servo_outputs is not None else None
+        if pwm is None:
+            return
+        servos: CameraMount = cam["servos"]
+        tilt = servos.tilt(pwm)
+        if tilt is not None and tilt != cam["servo_tilt"]:  # the servo moved: the camera follows
+            cam["servo_tilt"] = cam["tilt"] = tilt
+        lights = servos.lights(pwm)
+        if lights is not None:
+            cam["lights"] = lights
 
     def on_tilt(self, cam: dict, msg: Float64) -> None:
         if not math.isfinite(msg.data):
@@ -73,18 +147,27 @@ class CameraTopics:
 
     def run(self) -> None:
         while not self.stop_event.is_set():
-            with self.lock:
+            with self.lock:  # the model with its state (objects added at run time change both)
                 t = float(self.sim.state.t)
                 q = np.array(self.sim.state.q, copy=True)
+                model = self.sim.model
             due = [c for c in self.cameras if t >= c["next"]]
             if not due:
                 self.stop_event.wait(0.002)
                 continue
-            placements(self.sim.model, self.data, q)
+            if model.nbodies != len(self.data.p_world):
+                self.data = model.create_data()
+            placements(model, self.data, q)
             for cam in due:
                 cam["next"] = max(cam["next"] + cam["period"], t)
                 try:
-                    self.publish(cam, t)
+                    self.follow_servos(cam)
+                    streamed = cam is self.video_camera and self.video is not None
+                    if streamed or any(cam[k].get_subscription_count() for k in ("image", "depth", "info")):
+                        self.publish(cam, t)
+                    else:  # nobody looks (a recorder counts): no frame rendered, the frame on /tf
+                        self.publish_tf(cam, self.node.stamp_at(t))
+                        cam["lights_pub"].publish(Float64(data=float(cam["lights"])))
                 except Exception:  # the context is shutting down under us
                     if self.node.context.ok():
                         raise
@@ -93,6 +176,8 @@ class CameraTopics:
     def publish(self, cam: dict, t: float) -> None:
         R, p = cam["mount"].world(self.data)
         image, depth = cam["camera"].render(R, p, cam["tilt"])
+        if cam is self.video_camera and self.video is not None:
+            self.video.send(image, t)
         stamp = self.node.stamp_at(t)
         h, w = depth.shape
         msg = Image(height=h, width=w, encoding="rgb8", is_bigendian=0, step=3 * w)
@@ -114,6 +199,11 @@ class CameraTopics:
         info.r = np.eye(3).ravel().tolist()
         info.p = np.hstack([intr.K, np.zeros((3, 1))]).ravel().tolist()
         cam["info"].publish(info)
+        cam["lights_pub"].publish(Float64(data=float(cam["lights"])))
+        self.publish_tf(cam, stamp)
+
+    def publish_tf(self, cam: dict, stamp) -> None:
+        """The optical frame's transform from the camera's link, with the current tilt."""
         mount = cam["mount"]
         c, s = math.cos(cam["tilt"]), math.sin(cam["tilt"])
         tilt = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
@@ -125,3 +215,6 @@ class CameraTopics:
         self.stop_event.set()
         if self.thread.is_alive() and threading.current_thread() is not self.thread:
             self.thread.join(timeout=5.0)
+        if self.video is not None:
+            self.video.close()
+            self.video = None

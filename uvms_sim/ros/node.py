@@ -57,6 +57,18 @@ set) is checked whole before any is applied: all or none.
   (``uvms_sim.ros.ping``, ``uvms_sim.hil.ping_devices``) for ping-viewer, BlueOS, the
   ping360_sonar driver or ``bluerobotics-ping``, their echoes from the scene (docs/ping.md);
   the web view's port must then be another one than 9090.
+- ``video_port`` (0: off; QGroundControl's default is 5600), ``video_host`` (``127.0.0.1``):
+  one camera's images as H.264 over RTP to ``video_host:video_port``, where QGroundControl's
+  "UDP h.264 Video Stream" (or BlueOS's, GStreamer's, FFmpeg's) receives it
+  (``uvms_sim.viz.video``): the camera ``video_camera`` (``""``: the first one a description
+  declares; or ``<name>``, ``<vehicle>/<name>``); its SDP is written to ``video_sdp`` (``""``:
+  ``uvms_sim_video_<port>.sdp`` in the temporary directory), logged at start. The default
+  host is this machine only; a ground station's address sends the images out on the network.
+- ``mount_tilt_servo`` (10), ``lights_servo`` (9), ``mount_tilt_pwm`` ([1100, 1900] us): with
+  ArduSub SITL, the servo outputs that drive the cameras' tilt and the lights (ArduSub's
+  defaults in SITL and on a Pixhawk; 16 and 13 on a Navigator; 0: none) and the tilt servo's
+  PWM at -max_tilt and +max_tilt (``uvms_sim.actuators.camera_mount``: set ArduSub's
+  MNT1_PITCH_MIN/MAX to the camera's -max_tilt/+max_tilt in degrees).
 - ``sitl_port`` (0: off; ArduPilot's is 9002), ``sitl_bind`` (``127.0.0.1``): be the physics
   of a real ArduSub SITL (``uvms_sim.hil.sitl_json``; with several vehicles with thrusters,
   one SITL instance per vehicle, instance k on ``sitl_port + 10 k`` as ``sim_vehicle.py -I k``
@@ -68,7 +80,10 @@ set) is checked whole before any is applied: all or none.
   gripper_controller]``): for a Reach Alpha 5, the ros2_control controllers that are active
   (``uvms_sim.ros.arm_controllers``: also ``forward_position_controller``,
   ``forward_velocity_controller``, ``forward_effort_controller``); two that claim one joint stop
-  the node with an error, as the controller manager refuses them.
+  the node with an error, as the controller manager refuses them. ``controller_rate`` (Hz of
+  simulated time, 100: the controller manager's default ``update_rate``) is how often they
+  update (sample the trajectory, set the servos' setpoints, check the tolerances); the
+  servos' firmware loops run at every physics step.
 - ``tethers.<name>.length`` and ``tethers.<name>.speed`` (m, m/s; one pair per tether of the
   description, its ``length`` and ``reel.speed`` by default): the reel pays out or hauls in to
   that length at that speed, set at start or with ``ros2 param set`` while running
@@ -107,17 +122,27 @@ one description each vehicle's topics are under ``<vehicle>/``):
   (std_msgs/Float64MultiArray), ``gripper_controller/gripper_cmd``
   (control_msgs/ParallelGripperCommand).
 - services: ``reset`` (std_srvs/Trigger: back to the initial state, inputs neutral, simulated
-  time running on), ``pause`` (std_srvs/SetBool), ``step`` (std_srvs/Trigger: one publish
-  period while paused).
+  time running on; objects spawned at run time back where they were spawned), ``pause``
+  (std_srvs/SetBool), ``step`` (std_srvs/Trigger: one publish period while paused).
+- the standard simulation interfaces (``simulation_interfaces``; ``uvms_sim.ros.entities``), under
+  the node's name: ``~/spawn_entity`` (a free object: a ``scene.objects`` entry as YAML in
+  ``resource_string``, or a .yaml file as ``uri``, at ``initial_pose``), ``~/delete_entity``,
+  ``~/set_entity_state``, ``~/get_entity_state``, ``~/get_entities``, ``~/get_entities_states``,
+  ``~/get_entity_info``, ``~/get_simulator_features``; poses in ``odom`` (ENU) or the world
+  frame. Each object is on TF as ``<name>`` (FLU, from odom) and ``<name>_frd``, in
+  ``robot_description`` and in the views.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import ipaddress
 import logging
+import os
 import signal
 import sys
+import tempfile
 import threading
 from functools import partial
 
@@ -207,7 +232,6 @@ class SimulatorNode(Node):
                 "a minute on 2 cores before the first odometry ('uvms-sim kernels' does it ahead of time)"
             )
         self.sim = Simulator.from_system(self.system)
-        model = self.sim.model
         self.motors = self._joint_actuators()
         self.sim.joint_motors = self.motors
         self.dt = 1.0 / float(get("physics_rate"))
@@ -219,6 +243,7 @@ class SimulatorNode(Node):
             publish_every=steps_per(float(get("publish_rate")), self.dt),
             clock_every=steps_per(float(get("clock_rate")), self.dt),
             autopilot_every=steps_per(float(get("autopilot_rate")), self.dt),
+            controller_every=steps_per(float(get("controller_rate")), self.dt),
             real_time_factor=float(get("real_time_factor")),
             timeout=float(get("command_timeout")),
         )
@@ -238,11 +263,13 @@ class SimulatorNode(Node):
 
             self.sitl = sitl_backend(self.sim, bind=get("sitl_bind"), port=int(get("sitl_port")))
             self.sitl.max_step = self.dt
-        self.tf_names, vehicle_frames = messages.tf_names(self.system, get("frame_prefix"))
-        self.tree_quats = messages.tree_quaternions(model)
+        vehicle_frames = self._frames()
         many = len(vehicle_frames) > 1
         self.vehicles = [VehicleIO(self, vf, f"{vf.name}/" if many else "") for vf in vehicle_frames]
         self._interfaces(bool(get("publish_joint_wrenches")))
+        from .entities import Entities
+
+        self.entities = Entities(self)
         self.water = WaterTopics(self, self.sim, self.frame_id, [io.frames.root for io in self.vehicles])
         self.water.declare(self._reel_overrides)
         self.joint_deadline = self.loop.deadline(self.joints_expired)
@@ -255,9 +282,9 @@ class SimulatorNode(Node):
             from .arm_controllers import ArmControllers
 
             self.arm = ArmControllers(
-                self, self.motors, self.lock, self.controller_time, get("arm_controllers")
+                self, self.motors, self.lock, self.controller_time, get("arm_controllers"), self.sim_time
             )
-            self.loop.on_autopilot.append(self.arm.update)
+            self.loop.on_controllers.append(self.arm.update)
         self.loop.on_clock = self.clock_tick if self.sim_time else None
         self.loop.on_publish = self.publish_tick
         self.loop.on_failure = self.recover
@@ -281,8 +308,12 @@ class SimulatorNode(Node):
 
             self.cameras = CameraTopics(
                 self, self.sim, self.system, self.lock, get("frame_prefix"), self.tf_names,
-                bool(get("sensor_noise")), int(get("sensor_seed")),
+                bool(get("sensor_noise")), int(get("sensor_seed")), video=self._video_parameters(get),
+                mount=(int(get("mount_tilt_servo")), int(get("lights_servo")), tuple(get("mount_tilt_pwm"))),
+                servo_outputs=self.sitl.servo_outputs if self.sitl is not None else None,
             )  # fmt: skip
+        elif self._video_parameters(get) is not None:
+            raise ValueError("parameter video_port: the description declares no camera to stream")
         from .ping import ping_servers
 
         self.ping_servers = ping_servers(
@@ -294,6 +325,64 @@ class SimulatorNode(Node):
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.run_physics, name="uvms_sim_physics", daemon=True)
         self.thread.start()
+
+    def _video_parameters(self, get) -> dict | None:
+        """The video stream's parameters (``video_*``) checked, or None when it is off;
+        ValueError in one line for a port this node listens on itself (on loopback) or an SDP
+        path in no directory."""
+        port = int(get("video_port"))
+        if not port:
+            return None
+        host = get("video_host")
+        web = int(get("web_view_port"))
+        own = {"sitl_port": int(get("sitl_port")), "ping1d_port": int(get("ping1d_port")),
+               "ping360_port": int(get("ping360_port")), "web_view_port": web,
+               "web_view_port + 1 (the browser view's data)": web + 1 if web else 0}  # fmt: skip
+        if ipaddress.ip_address(host).is_loopback:
+            for name, taken in own.items():
+                if taken == port:
+                    raise ValueError(
+                        f"parameter video_port: {port} is this node's own {name}: the video would go into it"
+                    )
+        path = get("video_sdp") or os.path.join(tempfile.gettempdir(), f"uvms_sim_video_{port}.sdp")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise ValueError(f"parameter video_sdp: {path!r} is in no directory ({folder!r} does not exist)")
+        return {"camera": get("video_camera"), "host": host, "port": port, "sdp": path}
+
+    def _frames(self) -> list[messages.VehicleFrames]:
+        """The TF names of the simulator's bodies now (``tf_names``, ``tree_quats``), the frames
+        of its free objects (``object_frames``); returns the free vehicles' frames."""
+        system = self.sim.system
+        assert system is not None
+        self.tf_names, free = messages.tf_names(system, self.get_parameter("frame_prefix").value)
+        self.tree_quats = messages.tree_quaternions(self.sim.model)
+        objects = {v.name for v in system.vehicles if v.kind == "object"}
+        self.object_frames = [vf for vf in free if vf.name in objects]
+        return [vf for vf in free if vf.name not in objects]
+
+    def model_changed(self) -> None:
+        """After an object was added or removed (``Simulator.add_object``, ``remove_object``; the
+        loop lock held): the TF names and messages, ``robot_description``, the markers, the
+        browser view and the static transforms follow the simulator's new model (the vehicles'
+        bodies keep their indices: objects come after them)."""
+        self._frames()
+        self._tf_buffers()
+        system = self.sim.system
+        assert system is not None
+        self.scene.rebuild(system)
+        if self.view is not None:
+            self.view.rebuild(system)
+        self.publish_static()
+
+    def _tf_buffers(self) -> None:
+        """The joints TF carries (the vehicles' and objects' roots aside), and one
+        TransformStamped reused for each: the vehicles', the moving joints', the objects'."""
+        model = self.sim.model
+        joints = enumerate(model.joints)
+        self.moving_joints = [i for i, j in joints if model.parents[i] >= 0 and j.type != "fixed"]
+        n = len(self.vehicles) + len(self.moving_joints) + len(self.object_frames)
+        self.tf_msgs = [TransformStamped() for _ in range(n)]
 
     def _joint_actuators(self) -> JointMotors | JointServos | None:
         """The 1-DOF joints' actuators: a Reach Alpha 5's firmware servos
@@ -341,10 +430,7 @@ class SimulatorNode(Node):
         """The node's own publishers, subscription and services (the vehicles' are VehicleIO's)."""
         model = self.sim.model
         self.tf_pub = self.create_publisher(TFMessage, "/tf", 10)
-        # the joints TF carries (the vehicles' roots aside), and one TransformStamped reused for each
-        joints = enumerate(model.joints)
-        self.moving_joints = [i for i, j in joints if model.parents[i] >= 0 and j.type != "fixed"]
-        self.tf_msgs = [TransformStamped() for _ in range(len(self.vehicles) + len(self.moving_joints))]
+        self._tf_buffers()
         self.tf_message = TFMessage()
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.tf_static_pub = self.create_publisher(TFMessage, "/tf_static", latched)
@@ -454,6 +540,12 @@ class SimulatorNode(Node):
         r = self.rates
         world = f"{self.world_frame} -> " if self.world_frame else ""
         view = f"; browser view at {self.view.page}{self.view.exposure}" if self.view is not None else ""
+        cameras = getattr(self, "cameras", None)
+        if cameras is not None and cameras.video is not None and cameras.video_camera is not None:
+            video = cameras.video
+            where = "" if ipaddress.ip_address(video.host).is_loopback else " (out on the network)"
+            camera = cameras.video_camera["name"]
+            view += f"; video of camera {camera} to {video.host}:{video.port}{where}, SDP {video.sdp_path}"
         clock = f"simulated time (/clock at {r['clock_rate']:g} Hz)" if self.sim_time else "wall-clock time"
         rtf = self.loop.real_time_factor
         pace = "as fast as possible" if rtf == 0 else f"real-time factor {rtf:g}"
@@ -463,6 +555,14 @@ class SimulatorNode(Node):
             f"{', '.join(io.frames.flu for io in self.vehicles)}; physics {r['physics_rate']:g} Hz, "
             f"publish {r['publish_rate']:g} Hz; {clock}, {pace}{view}"
         )
+
+    @property
+    def initial_q(self) -> np.ndarray:
+        """The initial configuration of the bodies the simulator has now: the description's,
+        with each object added at run time where it was spawned."""
+        system = self.sim.system
+        assert system is not None
+        return system.initial_q
 
     def world_pose(self, pose: Pose) -> Pose:
         """A pose in ``odom`` expressed in the world frame (``world_offset``); unchanged
@@ -585,7 +685,8 @@ class SimulatorNode(Node):
         is taken again from here."""
         with self.lock:
             t = self.sim.state.t
-            self.sim.reset(self.system.initial_q)
+            initial_q = self.initial_q
+            self.sim.reset(initial_q)
             self.sim.state.t = t
             self.sim.f_ext[:] = 0.0
             self.sim.tau[:] = 0.0
@@ -593,7 +694,7 @@ class SimulatorNode(Node):
                 self.sim.thrusters.set_pwm(np.full(len(self.sim.thrusters), 1500.0))
                 self.sim.thrusters.n[:] = 0.0
             if isinstance(self.motors, JointServos):
-                self._preload(self.motors, self.system.initial_q)
+                self._preload(self.motors, initial_q)
                 arm = getattr(self, "arm", None)
                 if arm is not None:
                     arm.reset()
@@ -669,7 +770,9 @@ class SimulatorNode(Node):
             if marker or view is not None:  # one frame of the scene for both
                 thrust = None if sim.thrusters is None else sim.thrusters.thrust
                 frame = self.scene.frame(sim.state.q, thrust)
-                self.water.view(frame, frame.p[self.vehicles[0].frames.root])
+                # the wave surface around the first vehicle (a fixed arm has none: the origin)
+                centre = frame.p[self.vehicles[0].frames.root] if self.vehicles else np.zeros(3)
+                self.water.view(frame, centre)
                 if view is not None:
                     view.log(t, frame)
                 if marker:
@@ -729,8 +832,10 @@ class SimulatorNode(Node):
             )
         model = self.sim.model
         skip = {io.frames.skip_body for io in self.vehicles}
+        for vf in self.object_frames:
+            out.append(messages.transform(stamp, vf.flu, vf.frd, frames.FLU_TO_FRD, np.zeros(3)))
         data = model.create_data()
-        placements(model, data, self.system.initial_q)
+        placements(model, data, self.initial_q)
         for i, j in enumerate(model.joints):
             if model.parents[i] >= 0 and j.type == "fixed" and i not in skip:
                 out.append(
@@ -758,10 +863,18 @@ class SimulatorNode(Node):
             p = frames.NED_TO_ENU @ data.p_world[root]
             messages.transform(stamp, self.frame_id, io.frames.flu, None, p, quat, msg)
             io.publish(stamp, acc)
-        for i, msg in zip(self.moving_joints, tfs[len(self.vehicles) :], strict=True):
+        joints = tfs[len(self.vehicles) : len(self.vehicles) + len(self.moving_joints)]
+        for i, msg in zip(self.moving_joints, joints, strict=True):
             quat = messages.joint_quaternion(model, i, q, self.tree_quats[i])
             parent = self.tf_names[model.parents[i]]
             messages.transform(stamp, parent, self.tf_names[i], None, data.r[i], quat, msg)
+        objects = tfs[len(self.vehicles) + len(self.moving_joints) :]
+        for vf, msg in zip(self.object_frames, objects, strict=True):  # a free joint: from q alone
+            s = model.q_slice(vf.root)
+            quat = frames.quat_ned_frd_to_enu_flu(q[s.start + 3 : s.start + 7])
+            messages.transform(
+                stamp, self.frame_id, vf.flu, None, frames.NED_TO_ENU @ q[s.start : s.start + 3], quat, msg
+            )
         self.tf_message.transforms = tfs
         self.tf_pub.publish(self.tf_message)
         if self.motors is not None:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import math
 import re
 
+from ..actuators.camera_mount import check_tilt_pwm
+from ..viz.video import check_host
+
 PARAMETERS = {
     "description": "bluerov2",
     "physics_rate": 500.0,
@@ -33,10 +36,18 @@ PARAMETERS = {
     "web_view_rate": 30.0,
     "web_view_bind": "127.0.0.1",
     "web_view_camera": "world",
+    "controller_rate": 100.0,
     "arm_controllers": ["joint_state_broadcaster", "joint_trajectory_controller", "gripper_controller"],
     "ping1d_port": 0,
     "ping360_port": 0,
     "ping_bind": "127.0.0.1",
+    "video_port": 0,
+    "video_host": "127.0.0.1",
+    "video_camera": "",
+    "video_sdp": "",
+    "mount_tilt_servo": 10,
+    "lights_servo": 9,
+    "mount_tilt_pwm": [1100.0, 1900.0],
 }
 
 
@@ -48,6 +59,7 @@ RANGES = {
     "publish_rate": (0.1, 1000.0),
     "clock_rate": (0.1, 10000.0),
     "autopilot_rate": (1.0, 2000.0),
+    "controller_rate": (1.0, 2000.0),
     "real_time_factor": (0.0, 1000.0),
     "command_timeout": (0.0, 3600.0),
     "battery_voltage": (0.0, 20.0),
@@ -58,6 +70,9 @@ RANGES = {
     "web_view_rate": (0.1, 1000.0),
     "ping1d_port": (0, 65535),
     "ping360_port": (0, 65535),
+    "video_port": (0, 65535),
+    "mount_tilt_servo": (0, 32),
+    "lights_servo": (0, 32),
 }
 MAX_POSITION = 1.0e5  # m: a set_pose farther from the origin than this is refused
 # Names: a ROS namespace (relative: letters, digits and underscores in parts separated by "/",
@@ -74,6 +89,12 @@ MAY_BE_EMPTY = {"frame_prefix", "world_frame", "local_position_frame_id", "local
 def check_parameter(name: str, value):
     """``value`` of parameter ``name`` as its type, or ValueError saying what was expected."""
     default = PARAMETERS[name]
+    if name == "video_host":
+        if not isinstance(value, str):
+            raise ValueError(f"parameter {name}: expected a text, got {value!r}")
+        return check_host(value)
+    if name == "mount_tilt_pwm":
+        return list(check_tilt_pwm(value))
     if isinstance(default, bool):
         if not isinstance(value, bool):
             raise ValueError(f"parameter {name}: expected true or false, got {value!r}")

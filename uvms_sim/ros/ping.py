@@ -18,12 +18,16 @@ from ..sensors.mount import Mount
 
 def mount_pose(sim, lock, mount: Mount):
     """``pose()`` for a device: the mount's world pose at the simulator's current state."""
-    data = sim.model.create_data()
+    datas = [sim.model.create_data()]
 
     def pose():
-        with lock:
+        with lock:  # the model with its state (objects added at run time change both)
             q = np.array(sim.state.q, copy=True)
-        placements(sim.model, data, q)
+            model = sim.model
+        if model.nbodies != len(datas[0].p_world):
+            datas[0] = model.create_data()
+        data = datas[0]
+        placements(model, data, q)
         return mount.world(data)
 
     return pose

@@ -46,7 +46,7 @@ class SensorTopics:
         self, node: Node, system: System, suite: SensorSuite, prefix: str, link_frames: list[str]
     ) -> None:
         self.node, self.suite = node, suite
-        many = len(system.vehicles) > 1
+        many = sum(v.kind == "vehicle" for v in system.vehicles) > 1  # objects have no topics
         self.frames: list[str] = []
         self.pubs: list[dict] = []
         for s in suite.sensors:

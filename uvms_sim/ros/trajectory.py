@@ -304,6 +304,11 @@ def tolerances(default: Tolerances, goal, joints: list[str]) -> tuple[Tolerances
     return out, None
 
 
+def within_all(errors: np.ndarray, tolerances: np.ndarray) -> bool:
+    """``within`` for every joint at once (rows of ``errors`` and ``tolerances``)."""
+    return not bool(np.any((tolerances > 0.0) & (np.abs(errors) > tolerances)))
+
+
 def within(error: np.ndarray, tolerance: np.ndarray) -> bool:
     """``check_state_tolerance_per_joint`` for one joint: error and tolerance as
     (position, velocity, acceleration); a tolerance of 0 does not check."""

@@ -11,7 +11,7 @@ convex piece), a plane seabed (a half-space), a heightmap or mesh seabed (its tr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from .scene import Scene
 from .seabed import PlaneSeabed
 
 Array = np.ndarray
+SAME = 1e-3  # m: two points of one pair closer than this are one
 MAX_CONTACTS = 16  # contacts coal reports for one pair (a mesh: one per touching triangle)
 
 
@@ -34,6 +35,15 @@ class Solid:
     p: Array
     radius: float
     triangles: Array | None = None
+    pieces: dict[int, object] = field(default_factory=dict)  # coal triangles made so far, by index
+
+    def piece(self, index: int):
+        """The mesh's triangle ``index`` as a coal triangle (made once, then kept)."""
+        tri = self.pieces.get(index)
+        if tri is None:
+            a, b, c = self.triangles[index]  # type: ignore[index]
+            tri = self.pieces[index] = _coal().TriangleP(a, b, c)
+        return tri
 
 
 def _coal():
@@ -138,13 +148,18 @@ class Query:
         for c in contacts:  # a mesh: each touching triangle as a convex piece
             ga, gb = a.geometry, b.geometry
             if a.triangles is not None:
-                ga = coal.TriangleP(*a.triangles[c.b1])
+                ga = a.piece(c.b1)
             if b.triangles is not None:
-                gb = coal.TriangleP(*b.triangles[c.b2])
+                gb = b.piece(c.b2)
             res.clear()
             if coal.collide(ga, Ta, gb, Tb, self.request, res):
                 out += self._patch(ga, Ta, gb, Tb, res)
-        return out
+        # a corner on two triangles' shared edge is in both their patches: once is enough
+        kept: list[tuple] = []
+        for point in out:
+            if all(float((point[0] - k[0]) @ (point[0] - k[0])) > SAME * SAME for k in kept):
+                kept.append(point)
+        return kept
 
     def _patch(self, ga, Ta, gb, Tb, res) -> list[tuple]:
         patches = self.patches

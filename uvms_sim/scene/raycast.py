@@ -44,6 +44,12 @@ class SceneRays:
             from trimesh.ray.ray_pyembree import RayMeshIntersector
 
             self._embree = RayMeshIntersector(trimesh.Trimesh(vertices, faces, process=False))
+            # Embree's scene (built once; trimesh scales it to a box) and the normals, held here:
+            # trimesh's cached properties hash the whole mesh at every access
+            self._wrap = self._embree._scene
+            self._normals = np.array(self._embree.mesh.face_normals, dtype=float)
+            parts = [v for name, v, _ in scene.surfaces() if not (name == "seabed" and scene.plane)]
+            self._bounds = np.array([v.min(axis=0) for v in parts]), np.array([v.max(axis=0) for v in parts])
             # the surface (index in scene.surfaces()) of each triangle of the mesh
             counts = [(k, len(f)) for k, (name, _, f) in enumerate(scene.surfaces())
                       if not (name == "seabed" and scene.plane)]  # fmt: skip
@@ -79,7 +85,7 @@ class SceneRays:
             normal[ok] = up
             surface[ok] = 0
         if self._embree is not None and n:
-            wrap = self._embree._scene  # Embree's scene, built once (trimesh scales it to a box)
+            wrap = self._wrap
             query = wrap.run(origins, directions, output=1)
             tri = np.asarray(query["primID"])
             hit = np.flatnonzero(tri >= 0)
@@ -87,11 +93,47 @@ class SceneRays:
             closer = d < distance[hit]
             hit, d, tri = hit[closer], d[closer], tri[hit][closer]
             distance[hit] = d
-            face = self._embree.mesh.face_normals[tri]
+            face = self._normals[tri]
             facing = np.einsum("ij,ij->i", face, directions[hit])
             normal[hit] = np.where(facing[:, None] > 0.0, -face, face)
             surface[hit] = self._surface_of[tri]
         return distance, normal, surface
+
+    def mesh_bounds(self, most: int = 32) -> tuple[Array, Array] | None:
+        """Corners (lowest, highest NED; rows) of the box around each surface rays are cast on
+        (a plane seabed left out), or of one box around them all when there are more than
+        ``most``; None without triangles."""
+        if self._embree is None:
+            return None
+        lo, hi = self._bounds
+        return (lo, hi) if len(lo) <= most else (lo.min(axis=0, keepdims=True), hi.max(axis=0, keepdims=True))
+
+    def mesh_hits(self, origin: Array, directions: Array, tfar: Array) -> tuple[Array, Array]:
+        """Embree's first hit of each float32 unit direction (rows, C order) from one origin,
+        no further than ``tfar`` (metres, float32; overwritten): the triangle hit (index into
+        ``face_normals``, -1 where none, int32) and its distance (float64: ``trace``'s, to
+        Embree's single precision). What a camera casts once it has left out the rays that
+        cannot meet a triangle (``trace`` casts every ray)."""
+        n = len(directions)
+        if self._embree is None or n == 0:
+            return np.full(n, -1, dtype=np.int32), np.full(n, np.inf)
+        wrap = self._wrap
+        start = ((np.asarray(origin, dtype=float) - wrap.origin) * wrap.scale).astype(np.float32)
+        # every ray's origin is the one point: a row stride of zero, nothing copied n times
+        origins = np.lib.stride_tricks.as_strided(start, shape=(n, 3), strides=(0, 4), writeable=True)
+        tfar *= np.float32(wrap.scale)
+        query = wrap.scene.run(origins, directions, dists=tfar, output=1)
+        return np.asarray(query["primID"]), np.divide(query["tfar"], wrap.scale, dtype=float)
+
+    @property
+    def face_normals(self) -> Array:
+        """Unit normal of each triangle rays are cast on (``mesh_hits``'s indices)."""
+        return self._normals if self._embree is not None else np.zeros((0, 3))
+
+    @property
+    def face_surfaces(self) -> Array:
+        """The surface (index in ``scene.surfaces()``) of each triangle rays are cast on."""
+        return self._surface_of if self._embree is not None else np.zeros(0, dtype=np.int64)
 
     def beam_range(self, p: Array, direction: Array) -> float:
         return float(self.cast(p, direction)[0])

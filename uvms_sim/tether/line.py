@@ -11,6 +11,15 @@ are MoorDyn's external kinematics (``WaveKin 1``), set every ``water_period`` se
 simulated time at the middle of the coming period; the nodes then feel them in their drag and
 Froude-Krylov forces.
 
+MoorDyn advances a call of ``dt`` in steps of its ``dtM``, the last one the remainder, and
+returns the force its last step computed: MoorDyn's second-order Runge-Kutta step computes the
+forces at its middle, so a call of whole steps returns the force half a step (0.25 ms) before
+its end. ``step`` sets ``dtM`` to ``dt / n`` for the fewest ``n`` steps within the stable step
+(``time_step``), a hair shorter (a relative 1e-12), so that every call is ``n`` equal steps and
+a last one of 1e-12 ``dt``, whose middle is the end of the call: the force is the one at the
+coupling's instant for every length and period (before, it was the force at the middle of
+whatever remainder the length left, 1e-18 s for the shipped 50 m in 50 segments).
+
 MoorDyn's axes are z up from the mean surface; the simulator's are NED: (x, y, z) -> (x, -y, -z).
 MoorDyn prints a time stamp on every step unless its input says ``DisableOutput``; it also
 prints while it reads its input. Both are kept off the process's standard output: the option is
@@ -141,6 +150,7 @@ class MoorDynLine:
         self.n_water = int(cmoordyn.ext_wave_n(self._system))
         self.force = np.zeros(3)  # the line's force on the vehicle's point, NED, N
         self._quiet_steps: bool | None = None  # whether every step must run quietly (decided at the first)
+        self._divided = (0.0, 0.0)  # (call's dt, stable dt) MoorDyn's dtM was last set for
 
     def close(self) -> None:
         if self._system is not None:
@@ -171,8 +181,14 @@ class MoorDynLine:
         self._md.line_set_ulenv(self._line, float(rate))
         dt = time_step(self.spec, self.length)
         if dt < 0.995 * self.dt or dt > 1.1 * self.dt:  # shorter segments at once: stability
-            self.dt = dt
-            self._md.set_dt(self._system, dt)
+            self.dt = dt  # MoorDyn's dtM follows at the next step (``_divide``)
+
+    def _divide(self, dt: float) -> None:
+        """MoorDyn's ``dtM`` for calls of ``dt``: ``dt / n`` for the fewest n steps within the
+        stable step (1e-9 of it allowed for rounding), times 1 - 1e-12 (module docstring)."""
+        n = max(1, math.ceil(dt / self.dt - 1e-9))
+        self._md.set_dt(self._system, dt / n * (1.0 - 1e-12))
+        self._divided = (dt, self.dt)
 
     def step(self, x: Array, v: Array, t: float, dt: float) -> Array:
         """Advance the line from t to t + dt with the vehicle's point ending at x moving at v
@@ -181,6 +197,8 @@ class MoorDynLine:
         lost: ``Simulator.reset`` starts it again)."""
         xs = [float(x[0]), -float(x[1]), -float(x[2])]
         vs = [float(v[0]), -float(v[1]), -float(v[2])]
+        if (self._divided[0] != dt or self._divided[1] != self.dt) and dt > 0.0:
+            self._divide(dt)
         try:
             f = self._step(xs, vs, t, dt)
         except RuntimeError as exc:  # MoorDyn's integration failed (a NaN in the line)

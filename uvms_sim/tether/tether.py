@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..hydro.environment import Environment
 from ..hydro.waves import kinematics_at
 from ..log import logger
@@ -17,6 +19,7 @@ from .line import MoorDynLine
 from .properties import TetherSpec
 
 WATER_PERIOD = 0.05  # s between updates of the water's kinematics at the nodes (waves: ω dt << 1)
+DUE = 1e-6 * WATER_PERIOD  # a time short of the next update by this much has reached it (sums of steps)
 
 
 class Tether:
@@ -26,6 +29,7 @@ class Tether:
     def __init__(self, spec: TetherSpec, body: int, env: Environment, x_end: Array, t: float = 0.0) -> None:
         self.spec = spec
         self.body = body
+        self.end = tuple(float(c) for c in spec.position)  # the attachment point, link axes
         self.env = env
         depth = 1.0e4 if env.seafloor is None else max(1.0, float(env.seafloor.depth) - (env.surface or 0.0))
         self.line = MoorDynLine(spec, x_end, env.density, env.gravity, depth)
@@ -33,6 +37,7 @@ class Tether:
         self.speed = float(spec.reel_speed)
         self.stalled = False
         self._next_water = -math.inf
+        self._still = False  # the water the nodes feel is a constant current (checked for changes)
         self._current: tuple = ()
         self._warned_break = False
         self._update_water(t, force=True)
@@ -63,26 +68,25 @@ class Tether:
         self.speed = spec.reel_speed if speed is None else min(float(speed), spec.reel_speed)
         return self.target, self.speed
 
-    def wrench(self, R: Array, out: Array) -> None:
+    def wrench(self, R, out: Array) -> None:
         """Add the tether's wrench on its link, link axes about the link's origin, for the link's
-        world rotation ``R`` (link -> world), into ``out`` (6)."""
-        f0, f1, f2 = (R.T @ self.line.force).tolist()
-        r0, r1, r2 = self.spec.position.tolist()
-        out[0] += f0
-        out[1] += f1
-        out[2] += f2
-        out[3] += r1 * f2 - r2 * f1
-        out[4] += r2 * f0 - r0 * f2
-        out[5] += r0 * f1 - r1 * f0
+        world rotation ``R`` (link -> world; an array or its rows), into ``out`` (6)."""
+        (a0, a1, a2), (b0, b1, b2), (c0, c1, c2) = R.tolist() if isinstance(R, np.ndarray) else R
+        g0, g1, g2 = self.line.force.tolist()
+        f0, f1, f2 = a0 * g0 + b0 * g1 + c0 * g2, a1 * g0 + b1 * g1 + c1 * g2, a2 * g0 + b2 * g1 + c2 * g2
+        r0, r1, r2 = self.end
+        out += (f0, f1, f2, r1 * f2 - r2 * f1, r2 * f0 - r0 * f2, r0 * f1 - r1 * f0)
 
     def advance(self, t: float, dt: float, x: Array, v: Array) -> None:
         """The reel and the line from t to t + dt, the vehicle's point ending at x moving at v
         (world NED)."""
-        self._reel(dt)
-        self._update_water(t)
-        self.line.step(x, v, t, dt)
+        if self.target != self.line.length:
+            self._reel(dt)
+        if t >= self._next_water - DUE or self._still:
+            self._update_water(t)
+        force = self.line.step(x, v, t, dt)
         if not self._warned_break:
-            tension = math.hypot(*self.line.force.tolist())
+            tension = math.hypot(*force.tolist())
             if tension > self.spec.properties["breaking_strength"]:
                 self._warned_break = True
                 logger.warning(
@@ -111,7 +115,8 @@ class Tether:
         waves = env.waves if env.surface is not None else None
         moving = env.current_profile is not None or waves is not None
         current = tuple(env.current) + tuple(env.current_acceleration)
-        if not force and (t < self._next_water if moving else current == self._current):
+        self._still = not moving
+        if not force and (t < self._next_water - DUE if moving else current == self._current):
             return
         self._current = current
         self._next_water = t + WATER_PERIOD

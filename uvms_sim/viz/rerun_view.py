@@ -309,15 +309,8 @@ class RerunView:
         rec.log("world", rr.ViewCoordinates.RIGHT_HAND_Z_UP, static=True)
         for root in self.roots:  # the vehicles' frames are FRD: down is their z
             rec.log(f"world/{root}", rr.ViewCoordinates.FRD, static=True)
-        for i, body in enumerate(self.system.model.bodies):
-            shapes = list(link_visuals(body))
-            shapes += [thruster_visual(t) for t in self.system.thrusters if t.body == body.name]
-            for k, v in enumerate(shapes):
-                path = f"world/{self.names[i]}/visual_{k}"
-                rec.log(
-                    path, rr.Transform3D(translation=v.xyz, mat3x3=euler2mat(*v.rpy, "sxyz")), static=True
-                )
-                rec.log(path, self._shape(v), static=True)
+        for i in range(self.system.model.nbodies):
+            self._log_body(i)
         waves = self.system.environment.waves  # a wave surface is drawn each frame instead
         flat = [
             p
@@ -328,6 +321,42 @@ class RerunView:
         names = [th.name for th in self.system.thrusters]
         if names:
             rec.log("plots/thrust", rr.SeriesLines(names=names), static=True)
+
+    def _log_body(self, i: int) -> None:
+        """Body ``i``'s visuals (and its thrusters'), fixed in its frame."""
+        rr, rec = self.rr, self.rec
+        body = self.system.model.bodies[i]
+        shapes = list(link_visuals(body))
+        shapes += [thruster_visual(t) for t in self.system.thrusters if t.body == body.name]
+        for k, v in enumerate(shapes):
+            path = f"world/{self.names[i]}/visual_{k}"
+            rec.log(path, rr.Transform3D(translation=v.xyz, mat3x3=euler2mat(*v.rpy, "sxyz")), static=True)
+            rec.log(path, self._shape(v), static=True)
+
+    def rebuild(self, system: System) -> None:
+        """Follow ``system`` (the same description with other free objects, added or removed
+        at run time): the bodies it no longer has are cleared, its new ones drawn."""
+        rr, rec = self.rr, self.rec
+        old = set(self.names)
+        trails = {t.path: t for t in self.trails}
+        self.system = system
+        self.scene = SceneState(system)
+        self.names, vehicles = tf_names(system)
+        self.roots = [self.names[vf.root] for vf in vehicles]
+        self.root_index = [system.model.body_index(v.root) for v in system.vehicles]
+        self.trails = [
+            trails.get(f"world/trail/{v.name}") or Trail(f"world/trail/{v.name}") for v in system.vehicles
+        ]
+        for name in sorted(old - set(self.names)):
+            rec.log(f"world/{name}", rr.Clear(recursive=True), static=True)
+        for path in sorted(set(trails) - {t.path for t in self.trails}):  # and its depth plot
+            rec.log(path, rr.Clear(recursive=True), static=True)
+            rec.log(path.replace("world/trail/", "plots/depth/"), rr.Clear(recursive=True), static=True)
+        for i, name in enumerate(self.names):
+            if name not in old:
+                if name in self.roots:
+                    rec.log(f"world/{name}", rr.ViewCoordinates.FRD, static=True)
+                self._log_body(i)
 
     def _shape(self, v: Visual):
         rr = self.rr

@@ -74,9 +74,20 @@ def _use_cache_dir() -> str:
 
 _previous = _use_cache_dir()
 try:
-    from .entry import SIGNATURES, aba, aba_bound, aba_repeat, batch_step, closed, entry, step, step_many
+    from .entry import (
+        SIGNATURES,
+        aba,
+        aba_bound,
+        aba_repeat,
+        batch_step,
+        closed,
+        entry,
+        step,
+        step_joints,
+        step_many,
+    )
 finally:
     numba.config.CACHE_DIR = _previous  # type: ignore[attr-defined]
 
 __all__ = ["SIGNATURES", "aba", "aba_bound", "aba_repeat", "batch_step", "cache_dir", "closed", "compiled",
-           "entry", "step", "step_many"]  # fmt: skip
+           "entry", "step", "step_joints", "step_many"]  # fmt: skip

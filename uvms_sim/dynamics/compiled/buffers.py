@@ -34,6 +34,7 @@ from ..flat import (
     NWT,
     connection_fields,
     input_fields,
+    limit_fields,
     workspace_fields,
 )
 
@@ -102,6 +103,7 @@ def _bare(a):
 _workspace_fields = inlined(workspace_fields)
 _connection_fields = inlined(connection_fields)
 _input_fields = inlined(input_fields)
+_limit_fields = inlined(limit_fields)
 
 
 @inlined

@@ -11,6 +11,8 @@ from ..flat import H_IN, H_NB, H_NQ, H_NT, H_NV
 from .buffers import _bare, _carve, _flat_part, _input_fields, _part, _unpack, entry_kernel
 from .constraints import _accel
 from .integrate import _step
+from .limits import _crossing, _enforce_limits
+from .servos import _servo_restore, _servo_torques
 
 
 # Each takes the buffers FB, IB of ``flat.pack`` and the state and inputs; ``fluid`` is FB's.
@@ -71,6 +73,42 @@ def step_many(FB, IB, method, q, v, tau, f_ext, n, h, steps, q_out, v_out):
             q_out[:] = qb
             v_out[:] = vb
             return k
+        qb[:] = q_out
+        vb[:] = v_out
+        if WT.shape[0]:
+            t = fluid[0, 3, 2] + h
+            fluid[0, 3, 2] = t
+            fluid[1, 3, 2] = t + 0.5 * h
+            fluid[2, 3, 2] = t + h
+    return steps
+
+
+@entry_kernel
+def step_joints(FB, IB, method, q, v, tau, f_ext, n, h, steps, q_out, v_out, SF, SI, LF, LI, X, impacts):
+    """``step_many`` with the joints' firmware servos and position limits at every step, as
+    ``Simulator.step`` applies them: the servos' torques (rows SF, SI: ``compiled.servos``) into
+    ``tau`` before the step, the limits (rows LF, LI, scratch X: ``compiled.limits``) after it,
+    ``impacts[0]`` counting the joints stopped. Returns the number of steps done: it stops
+    before a step that takes a joint across a limit (Python takes that one, finding the moment
+    of the impact) or is not finite, with that step's servo update undone; ``q_out``, ``v_out``
+    then hold the state before it."""
+    BF, BI, TF, TI, CI, CF, KI, KF, KN, W, fluid, WT = _unpack(FB, IB)
+    tau, f_ext, n, q_out, v_out = _bare(tau), _bare(f_ext), _bare(n), _bare(q_out), _bare(v_out)
+    SF, SI, LF, LI, X = _bare(SF), _bare(SI), _bare(LF), _bare(LI), _bare(X)
+    _, WQ, WV, _, _, _ = _carve(W, BI.shape[0], IB[H_NQ], IB[H_NV], TI.shape[0])
+    qb, vb = WQ[0], WV[0]  # the running state, in the workspace's stage-0 rows
+    qb[:] = q
+    vb[:] = v
+    for k in range(steps):
+        _servo_torques(SF, SI, qb, vb, h, tau)
+        if not _step(
+            BF, BI, TF, TI, CI, CF, KI, KF, KN, W, method, qb, vb, tau, f_ext, n, fluid, WT, h, q_out, v_out
+        ) or _crossing(LF, LI, qb, q_out):
+            _servo_restore(SF)
+            q_out[:] = qb
+            v_out[:] = vb
+            return k
+        impacts[0] += _enforce_limits(BF, BI, LF, LI, X, q_out, v_out)
         qb[:] = q_out
         vb[:] = v_out
         if WT.shape[0]:
