@@ -310,6 +310,9 @@ def test_the_browser_view_shows_the_camera_image_and_the_sonar_fan(tmp_path):
         _u,
         ex,
     ):
+        from sensor_msgs.msg import Image  # the camera renders while someone looks
+
+        _u.create_subscription(Image, "camera/front/image_raw", lambda m: None, 2)
         assert spin_until(ex, lambda: {"camera/front", "sonar/fls"} <= set(node.view.picture_due), timeout=60)
 
 
