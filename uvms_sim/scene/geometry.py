@@ -87,12 +87,13 @@ def load_mesh(path: str | Path, scale: tuple[float, ...] = (1.0, 1.0, 1.0)) -> t
     if path.suffix.lower() not in MESH_SUFFIXES:
         raise GeometryError(f"{path}: a mesh file is one of {', '.join(MESH_SUFFIXES)}")
     try:
-        if not path.is_file():
-            raise GeometryError(f"{path}: no such mesh file")
-        if path.stat().st_size > 200 * 2**20:
-            raise GeometryError(f"{path}: larger than 200 MiB")
+        size = path.stat().st_size if path.is_file() else None
     except (OSError, ValueError) as exc:  # a name too long, a NUL in it
         raise GeometryError(f"{str(path)[:200]}: not a mesh file ({exc.__class__.__name__})") from None
+    if size is None:
+        raise GeometryError(f"{path}: no such mesh file")
+    if size > 200 * 2**20:
+        raise GeometryError(f"{path}: larger than 200 MiB")
     try:
         mesh = trimesh.load(path, force="mesh", process=False)
     except Exception as exc:  # trimesh raises many kinds on a damaged file
