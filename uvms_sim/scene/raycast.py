@@ -31,6 +31,23 @@ def plane_cone_range(scene: Scene, p: Array, axis: Array, half_angle: float) -> 
     return h / math.cos(off) if off < math.pi / 2 - 1e-12 else math.inf
 
 
+def nearer_hits(wrap, face_normals: Array, origins: Array, directions: Array, distance: Array, normal: Array):
+    """Cast the rays (rows) into Embree's scene ``wrap`` (trimesh's, scaled to a box) and, where
+    a triangle is nearer than ``distance``, write its distance and its normal facing the ray
+    into ``distance`` and ``normal``; (the rays so hit, their triangles)."""
+    query = wrap.run(origins, directions, output=1)
+    tri = np.asarray(query["primID"])
+    hit = np.flatnonzero(tri >= 0)
+    d = np.asarray(query["tfar"], dtype=float)[hit] / wrap.scale
+    closer = d < distance[hit]
+    hit, d, tri = hit[closer], d[closer], tri[hit][closer]
+    distance[hit] = d
+    face = face_normals[tri]
+    facing = np.einsum("ij,ij->i", face, directions[hit])
+    normal[hit] = np.where(facing[:, None] > 0.0, -face, face)
+    return hit, tri
+
+
 class SceneRays:
     """Ray casting into one scene (built once: Embree's acceleration structure of its
     triangles)."""
@@ -85,17 +102,7 @@ class SceneRays:
             normal[ok] = up
             surface[ok] = 0
         if self._embree is not None and n:
-            wrap = self._wrap
-            query = wrap.run(origins, directions, output=1)
-            tri = np.asarray(query["primID"])
-            hit = np.flatnonzero(tri >= 0)
-            d = np.asarray(query["tfar"], dtype=float)[hit] / wrap.scale
-            closer = d < distance[hit]
-            hit, d, tri = hit[closer], d[closer], tri[hit][closer]
-            distance[hit] = d
-            face = self._normals[tri]
-            facing = np.einsum("ij,ij->i", face, directions[hit])
-            normal[hit] = np.where(facing[:, None] > 0.0, -face, face)
+            hit, tri = nearer_hits(self._wrap, self._normals, origins, directions, distance, normal)
             surface[hit] = self._surface_of[tri]
         return distance, normal, surface
 

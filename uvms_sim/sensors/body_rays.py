@@ -17,7 +17,7 @@ import numpy as np
 from ..model.model import Model
 from ..model.urdf_writer import link_visuals
 from ..scene.geometry import Shape
-from ..scene.raycast import SceneRays
+from ..scene.raycast import SceneRays, nearer_hits
 
 Array = np.ndarray
 
@@ -85,16 +85,6 @@ class BodyRays:
             return distance, normal, surface
         directions = np.atleast_2d(np.asarray(directions, dtype=float))
         origins = np.ascontiguousarray(np.broadcast_to(np.asarray(origins, dtype=float), directions.shape))
-        wrap = embree._scene
-        query = wrap.run(origins, directions, output=1)
-        tri = np.asarray(query["primID"])
-        hit = np.flatnonzero(tri >= 0)
-        d = np.asarray(query["tfar"], dtype=float)[hit] / wrap.scale
-        closer = d < distance[hit]
-        hit, d, tri = hit[closer], d[closer], tri[hit][closer]
-        distance[hit] = d
-        face = embree.mesh.face_normals[tri]
-        facing = np.einsum("ij,ij->i", face, directions[hit])
-        normal[hit] = np.where(facing[:, None] > 0.0, -face, face)
+        hit, tri = nearer_hits(embree._scene, embree.mesh.face_normals, origins, directions, distance, normal)
         surface[hit] = len(self.scene.surfaces()) + self._body_of[tri]
         return distance, normal, surface
