@@ -72,7 +72,7 @@ class Touch:
     """The detection (module doc) of a model's bodies in a scene, writing the pair rows of
     ``contacts``."""
 
-    def __init__(self, model: Model, scene: Scene, law: ContactLaw, names: dict[str, str] | None = None):
+    def __init__(self, model: Model, scene: Scene, law: ContactLaw):
         self.model, self.law = model, law
         self.query = Query(law.margin)
         self.static = scene_solids(scene)
@@ -103,7 +103,7 @@ class Touch:
         mass = model.mass + np.trace(model.M_A[:, :3, :3], axis1=1, axis2=2) / 3.0
         self.mass = np.maximum(mass, 1e-6)
         for i in range(model.nbodies):  # a body bolted to the world (no joint on its way moves)
-            if all(model.joints[k].nv == 0 for k in (i, *self._ancestors(i))):
+            if all(model.joints[k].nv == 0 for k in (i, *ancestors[i])):
                 self.mass[i] = np.inf
         self.zeta = damping_ratio(law.restitution)
         self.rows: list[_Row] = []
@@ -114,7 +114,6 @@ class Touch:
         self._touching: set[tuple[int, int]] = set()
         self.data = model.create_data()
         self.pairs_touching = 0
-        self.names = names or {}
 
     def forget(self, contacts: Contacts) -> None:
         """No pair touches (after a reset): the pair rows unused, every pair asked again."""
@@ -123,13 +122,6 @@ class Touch:
         self.pairs_touching = 0
         self._ref = None
         self._asked, self._touching = set(), set()
-
-    @staticmethod
-    def _gap(row: Array, a: int, b: int, R: Array, p: Array) -> float:
-        """The gap of a pair point's row (negative: penetration)."""
-        xa = p[a] + R[a] @ row[:3]
-        xb, n = (p[b] + R[b] @ row[3:6], R[b] @ row[10:13]) if b >= 0 else (row[3:6], row[10:13])
-        return float((xa - xb) @ n)
 
     def _ancestors(self, i: int) -> set[int]:
         out = set()
@@ -232,7 +224,7 @@ class Touch:
         KI, KF = contacts.KI, contacts.KF
         # the last detection's points of the pairs found again: A's point and the tangential
         # offset of A's from B's (world), and the row
-        old: dict[tuple[int, int], list[tuple[Array, Array, Array]]] = {}
+        old: dict[tuple[int, int], list[tuple[Array, Array, Array, float]]] = {}
         for r in self.rows:
             k = contacts.fixed + r.row
             if r.pair in found and KI[k, 1] == PAIR:
@@ -242,10 +234,11 @@ class Touch:
                     (p[b] + R[b] @ KF[k, 3:6], R[b] @ KF[k, 10:13]) if b >= 0 else (KF[k, 3:6], KF[k, 10:13])
                 )
                 d = xa - xb
-                old.setdefault(r.pair, []).append((xa, d - (d @ n) * n, KF[k].copy()))
+                gap = float(d @ n)
+                old.setdefault(r.pair, []).append((xa, d - gap * n, KF[k].copy(), gap))
         for pair, points in list(found.items()):  # pairs of bodies at rest: their points as they are
             if points is KEEP_ROWS:
-                found[pair] = [(xa, None, row) for xa, _, row in old.get(pair, [])]
+                found[pair] = [(xa, None, row) for xa, _, row, _ in old.get(pair, [])]
                 old[pair] = []
                 if not found[pair]:
                     del found[pair]
@@ -256,9 +249,9 @@ class Touch:
                 continue
             j = pair[1]
             Rb = R[self.moving[j][0]] if j >= 0 else np.eye(3)
-            before = Rb @ sum(row[10:13] for _, _, row in previous)  # (their mean's direction)
+            before = Rb @ sum(row[10:13] for _, _, row, _ in previous)  # (their mean's direction)
             if any(float(normal @ before) < 0.0 for _, _, normal in found[pair]):
-                found[pair] = [(xa, None, row) for xa, _, row in previous]
+                found[pair] = [(xa, None, row) for xa, _, row, _ in previous]
                 old[pair] = []
         rows: list[tuple[tuple[int, int], Array]] = []
         counts: list[int] = []
@@ -279,7 +272,7 @@ class Touch:
                     # with other material points), and a point found again within MATCH of
                     # one of the last detection keeps its friction spring's offset
                     row = None
-                    for n_old, (xa, offset, kept) in enumerate(previous):
+                    for n_old, (xa, offset, kept, _) in enumerate(previous):
                         moved = xa - pa
                         if float(moved @ moved) < MATCH * MATCH:  # (squared distances: no roots)
                             del previous[n_old]
@@ -301,8 +294,8 @@ class Touch:
                 pair_rows.append(row)
             # a point of the last detection that coal leaves out now (a face seen as its deepest
             # edge) is kept while it still presses: its friction spring holds on
-            for _, _, kept in previous:
-                if self._gap(kept, a, b, R, p) < 0.0:
+            for _, _, kept, gap in previous:
+                if gap < 0.0:
                     pair_rows.append(kept)
             share = 1.0 / len(pair_rows)
             c_n = 2.0 * self.zeta * math.sqrt(law.stiffness * m) * share
