@@ -8,7 +8,7 @@ import math
 from ..flat import IV, JNV, PARENT, S_COL, S_TMP, WC, WPW, WRW, WV
 from .aba import aba_pass
 from .buffers import _connection_fields, _flat_part, _part, inlined, kernel
-from .crba import _crba, _s_column
+from .crba import _cholesky, _crba, _s_column
 from .kinematics import forward_pass
 from .rotations import _mat2quat, _qmult
 from .spatial import _outward, _xmotion
@@ -139,19 +139,7 @@ def _udwadia_kalaba(BF, BI, WB, S, CS, nc, ddq):
     A, b, L = _part(CS, 0, F, 1), _flat_part(CS, 0, F, 2), _part(CS, 0, F, 5)
     G, res, V, corr = _part(CS, 0, F, 6), _flat_part(CS, 0, F, 7), _part(CS, 0, F, 8), _flat_part(CS, 0, F, 9)
     _crba(BF, BI, WB, S, L)
-    # M = L Lᵀ in place (lower triangle; a matrix that is not positive definite gives NaN,
-    # which the step reports as a non-finite state)
-    for j in range(nv):
-        d = L[j, j]
-        for kk in range(j):
-            d -= L[j, kk] * L[j, kk]
-        d = math.sqrt(d)
-        L[j, j] = d
-        for i in range(j + 1, nv):
-            s = L[i, j]
-            for kk in range(j):
-                s -= L[i, kk] * L[j, kk]
-            L[i, j] = s / d
+    _cholesky(L, nv)  # M = L Lᵀ in place
     # G = A L⁻ᵀ  (rows of A solved against L: L gᵀ = aᵀ), res = b - A q̈_u
     for row in range(m):
         s = b[row]

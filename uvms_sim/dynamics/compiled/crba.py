@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..flat import IH, IV, JNV, PARENT, S_COL, S_F, S_TMP, SM, WIC
 from .buffers import kernel
 from .spatial import _add_congruence, _xforce_add
@@ -58,3 +60,20 @@ def _crba(BF, BI, WB, S, M):
                 for a in range(6):
                     S[S_F + a] = S[S_TMP + a]
                 j = lam
+
+
+@kernel
+def _cholesky(L, nv):
+    """M = L Lᵀ in place over the first nv rows and columns (the lower triangle; a matrix that
+    is not positive definite gives NaN, which a step reports as a non-finite state)."""
+    for j in range(nv):
+        d = L[j, j]
+        for kk in range(j):
+            d -= L[j, kk] * L[j, kk]
+        d = math.sqrt(d)
+        L[j, j] = d
+        for i in range(j + 1, nv):
+            s = L[i, j]
+            for kk in range(j):
+                s -= L[i, kk] * L[j, kk]
+            L[i, j] = s / d

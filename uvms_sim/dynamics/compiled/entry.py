@@ -8,7 +8,7 @@ import functools
 from numba import njit, prange, types
 
 from ..flat import H_IN, H_NB, H_NQ, H_NT, H_NV
-from .buffers import _bare, _carve, _flat_part, _input_fields, _part, _unpack, entry_kernel
+from .buffers import _bare, _carve, _flat_part, _input_fields, _part, _unpack, entry_kernel, inlined
 from .constraints import _accel
 from .integrate import _step
 from .limits import _crossing, _enforce_limits
@@ -54,6 +54,16 @@ def step(FB, IB, method, q, v, tau, f_ext, n, h, q_out, v_out, thrust_out):
     return ok
 
 
+@inlined
+def _next_stage_times(fluid, h):
+    """The stage times t, t + h/2, t + h moved on by one step of h (the waves read them), as
+    ``FastDynamics.fluid_at`` sets them (the same arithmetic)."""
+    t = fluid[0, 3, 2] + h
+    fluid[0, 3, 2] = t
+    fluid[1, 3, 2] = t + 0.5 * h
+    fluid[2, 3, 2] = t + h
+
+
 @entry_kernel
 def step_many(FB, IB, method, q, v, tau, f_ext, n, h, steps, q_out, v_out):
     """``steps`` steps with the inputs and the current held (``Simulator.advance``); returns the
@@ -76,10 +86,7 @@ def step_many(FB, IB, method, q, v, tau, f_ext, n, h, steps, q_out, v_out):
         qb[:] = q_out
         vb[:] = v_out
         if WT.shape[0]:
-            t = fluid[0, 3, 2] + h
-            fluid[0, 3, 2] = t
-            fluid[1, 3, 2] = t + 0.5 * h
-            fluid[2, 3, 2] = t + h
+            _next_stage_times(fluid, h)
     return steps
 
 
@@ -112,10 +119,7 @@ def step_joints(FB, IB, method, q, v, tau, f_ext, n, h, steps, q_out, v_out, SF,
         qb[:] = q_out
         vb[:] = v_out
         if WT.shape[0]:
-            t = fluid[0, 3, 2] + h
-            fluid[0, 3, 2] = t
-            fluid[1, 3, 2] = t + 0.5 * h
-            fluid[2, 3, 2] = t + h
+            _next_stage_times(fluid, h)
     return steps
 
 

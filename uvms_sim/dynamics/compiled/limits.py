@@ -7,7 +7,7 @@ import math
 
 from ..flat import LF_LOWER, LF_UPPER, LI_HIT, LI_IQ, LI_IV
 from .buffers import _flat_part, _limit_fields, _part, kernel
-from .crba import _crba
+from .crba import _cholesky, _crba
 from .kinematics import placements
 
 
@@ -53,17 +53,7 @@ def _enforce_limits(BF, BI, LF, LI, X, q, v):
     C, A, x = _part(X, 0, F, 3), _part(X, 0, F, 4), _flat_part(X, 0, F, 5)
     placements(BF, BI, WB, S, q)
     _crba(BF, BI, WB, S, L)
-    for j in range(nv):  # M = L Lᵀ in place (lower triangle)
-        d = L[j, j]
-        for kk in range(j):
-            d -= L[j, kk] * L[j, kk]
-        d = math.sqrt(d)
-        L[j, j] = d
-        for i in range(j + 1, nv):
-            s = L[i, j]
-            for kk in range(j):
-                s -= L[i, kk] * L[j, kk]
-            L[i, j] = s / d
+    _cholesky(L, nv)  # M = L Lᵀ in place
     c = 0
     for k in range(nl):  # column c of C: M⁻¹ e_iv for the c-th joint that hit
         if not LI[k, LI_HIT]:
