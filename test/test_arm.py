@@ -128,13 +128,13 @@ def test_hydrodynamics_are_tables_3_to_5(system) -> None:
 @pytest.mark.parametrize("other", ["bluerov2_heavy_alpha5", "bluerov2_heavy_alpha5_grasp"])
 def test_arm_is_the_same_in_both_descriptions(other: str) -> None:
     a, b = load(resolve("alpha5")).model, load(resolve(other)).model
-    for link in [*LINKS, "push_rod"]:
+    for link in [*LINKS, "push_rod", "standard_jaws_rs1_130_link", "standard_jaws_rs1_139_link"]:
         x, y = a.bodies[body(a, f"alpha_5_{link}")], b.bodies[body(b, f"alpha_5_{link}")]
         assert x.mass == y.mass and np.array_equal(x.inertia, y.inertia) and np.array_equal(x.com, y.com)
         if link != "m3_inline_link":  # the arm's base: bolted to the world or to the vehicle
             assert x.joint_name == y.joint_name and x.joint.type == y.joint.type
             assert np.array_equal(x.origin_xyz, y.origin_xyz) and np.array_equal(x.origin_rpy, y.origin_rpy)
-            assert np.array_equal(x.joint.axis, y.joint.axis)
+            assert np.array_equal(x.joint.axis, y.joint.axis) and x.joint.mimic == y.joint.mimic
         assert (x.hydro is None) == (y.hydro is None)
         if x.hydro is not None:
             assert np.array_equal(x.hydro.added_mass, y.hydro.added_mass)
@@ -146,11 +146,11 @@ def test_arm_is_the_same_in_both_descriptions(other: str) -> None:
 
 
 def test_weight_and_buoyancy_of_the_arm() -> None:
-    """1.412 kg and 0.603 L in Blueprint Lab's tables (plus the 10 g push rod): 8.0 N heavy in
-    fresh water."""
+    """1.412 kg and 0.603 L in Blueprint Lab's tables, plus the 10 g push rod and the jaws' two
+    55 g fingers (0.02 L each): 8.7 N heavy in fresh water."""
     model = load(resolve("alpha5")).model
     mass = sum(b.mass for b in model.bodies)
     volume = sum(b.hydro.volume for b in model.bodies if b.hydro is not None)
-    assert mass == pytest.approx(1.422)
-    assert volume == pytest.approx(0.603e-3)
-    assert (mass - 1000.0 * volume) * 9.80665 == pytest.approx(8.03, abs=0.01)
+    assert mass == pytest.approx(1.532)
+    assert volume == pytest.approx(0.643e-3)
+    assert (mass - 1000.0 * volume) * 9.80665 == pytest.approx(8.72, abs=0.01)

@@ -430,12 +430,15 @@ def test_limit_impulse_inverse_inertia_is_the_crba_inverse():
     """The limit impulse's columns of M⁻¹ from two compiled ABA passes (aba(τ + e) - aba(τ))
     equal the inverse of the reference CRBA matrix (an independent algorithm), to 1e-9, at a
     moving state of the Heavy with the Alpha 5 among its objects on the seabed (thrust, drag,
-    touching points); the contact rows are left as they were."""
+    touching points); the contact rows are left as they were. (The jaws' fingers taken off
+    their couplings: with them, see the next test.)"""
     from uvms_sim.dynamics import crba
     from uvms_sim.model.configs import resolve
 
     system = load(resolve("bluerov2_heavy_alpha5_grasp"))
     sim = Simulator.from_system(system)
+    for c in list(sim.constraints):
+        sim.disconnect(c.name)
     sim.set_thruster_pwm(np.full(len(sim.thrusters), 1600.0))
     sim.advance(0.001, 300)
     assert sim.touch.pairs_touching > 0
@@ -478,3 +481,28 @@ def test_a_seabed_too_stiff_for_the_step_is_said(tmp_path, caplog):
             stiff.step(0.002)
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 1 and "too long for it" in said[0]
+
+
+def test_limit_impulse_with_couplings_is_the_constrained_inverse_inertia():
+    """With the Alpha 5's fingers coupled to its push rod, the limit impulse's inverse inertia
+    (``T (Tᵀ M T)⁻¹ Tᵀ``, the null-space form) equals the Udwadia-Kalaba one,
+    ``M⁻¹ - M⁻¹ Aᵀ (A M⁻¹ Aᵀ)⁻¹ A M⁻¹`` with A the couplings' rows (an independent
+    formula), to 1e-9; a push rod stopped by it stops its fingers (A Δv = 0)."""
+    from uvms_sim.dynamics import crba
+    from uvms_sim.model.configs import resolve
+
+    system = load(resolve("bluerov2_heavy_alpha5"))
+    sim = Simulator.from_system(system)
+    model = system.model
+    q = system.initial_q.copy()
+    A = np.zeros((len(sim.constraints), model.nv))
+    for k, c in enumerate(sim.constraints):
+        A[k, model.idx_v[c.child]] = 1.0
+        A[k, model.idx_v[c.parent]] = -c.multiplier
+    Minv = np.linalg.inv(crba(model, model.create_data(), q))
+    W = Minv - Minv @ A.T @ np.linalg.solve(A @ Minv @ A.T, A @ Minv)
+    rod = model.idx_v[sim.constraints[0].parent]
+    columns = [6, 8, rod]
+    got = sim._inverse_inertia_columns(q, np.zeros(model.nv), columns)
+    np.testing.assert_allclose(got, W[:, columns], atol=1e-9 * np.abs(W[:, columns]).max())
+    assert np.abs(A @ got).max() < 1e-12 * np.abs(got).max()

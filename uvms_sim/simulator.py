@@ -31,7 +31,15 @@ from transforms3d.euler import euler2quat
 from .actuators.bank import ThrusterBank, thruster_bank
 from .actuators.joints import JointMotors
 from .actuators.servo import JointServos
-from .dynamics.constraints import RigidConstraint, constrained_aba, pose_error, project_velocity
+from .dynamics.constraints import (
+    Constraint,
+    JointCoupling,
+    RigidConstraint,
+    constrained_aba,
+    coupling_error,
+    pose_error,
+    project_velocity,
+)
 from .dynamics.contact import Contacts
 from .dynamics.fast import METHODS, FastDynamics, JointTables
 from .dynamics.flat import NW, WPW, WRW
@@ -69,7 +77,7 @@ class Simulator:
     thrusters: ThrusterBank | None = None
     joint_motors: JointMotors | JointServos | None = None
     contacts: Contacts | None = None
-    constraints: list[RigidConstraint] = field(default_factory=list)
+    constraints: list[Constraint] = field(default_factory=list)  # rigid connections, joint couplings
     baumgarte: tuple[float, float] = (5.0, 5.0)  # (α, β) of the constraint stabilisation, 1/s
     system: System | None = None  # the description it was built from, if any
     compiled: bool = True  # use the compiled kernels when the step allows it
@@ -97,6 +105,11 @@ class Simulator:
             if j.nv == 1 and j.nq == 1 and (np.isfinite(j.lower) or np.isfinite(j.upper))
         ]
         self.limit_impacts = 0  # joints stopped by their limits so far (an impact, or resting on it)
+        names = {b.joint_name: i for i, b in enumerate(m.bodies)}
+        for i, j in enumerate(m.joints):  # mimic joints (a gripper's fingers on its push rod)
+            if j.mimic is not None and not any(c.name == m.bodies[i].joint_name for c in self.constraints):
+                lead, mult, offset = j.mimic
+                self.constraints.append(JointCoupling(m.bodies[i].joint_name, names[lead], i, mult, offset))
         self._limit_data = self.model.create_data()  # scratch of the joint-limit impacts
         self._contact_dt = 0.0  # the step the contact stiffnesses were last checked for
         self._touch_due = math.inf  # simulated time since the last detection of touching pairs
@@ -263,7 +276,13 @@ class Simulator:
     def constraint_error(self) -> Array:
         """Pose error ``[e_p; e_R]`` of every connection (m, rad), one row each."""
         placements(self.model, self.data, self.state.q)
-        return np.array([pose_error(self.data, c) for c in self.constraints]).reshape(-1, 6)
+        out = np.zeros((len(self.constraints), 6))
+        for k, c in enumerate(self.constraints):
+            if isinstance(c, JointCoupling):
+                out[k, 0] = coupling_error(self.model, self.state.q, c)
+            else:
+                out[k] = pose_error(self.data, c)
+        return out
 
     # -- free objects of the scene (model.objects), added, removed and placed at run time ------
     def add_object(self, spec: dict, base_dir: str | Path | None = None) -> None:
@@ -491,10 +510,13 @@ class Simulator:
         back on it, and if it was still moving outwards, the impulse on that joint alone (an
         internal torque between its two links, so the system's momentum is kept) that stops it:
         ``Δv = -M⁻¹ S (Sᵀ M⁻¹ S)⁻¹ Sᵀ v`` over the joints that hit, ``M`` the joint-space
-        inertia (``crba``, hydrodynamic). Kinetic energy only ever decreases."""
+        inertia (``crba``, hydrodynamic). Kinetic energy only ever decreases. With joint couplings
+        ``M⁻¹`` is that of the coupled system (``T (Tᵀ M T)⁻¹ Tᵀ``, T the couplings' map from the
+        driven joints' velocities): a push rod stopped at its limit stops its fingers with it."""
         q, v = self.state.q, self.state.v
         hit = []
         for iq, iv, lo, hi in self._limits:
+            was = q[iq]
             if q[iq] > hi or (iq == touching and q[iq] == hi):
                 q[iq] = hi
                 if v[iv] > 0.0:
@@ -503,6 +525,10 @@ class Simulator:
                 q[iq] = lo
                 if v[iv] < 0.0:
                     hit.append(iv)
+            if q[iq] != was:  # a leader put back on its limit moves its followers with it
+                for c in self.constraints:
+                    if isinstance(c, JointCoupling) and self.model.idx_q[c.parent] == iq:
+                        q[self.model.idx_q[c.child]] += c.multiplier * (q[iq] - was)
         if hit:
             self.limit_impacts += len(hit)
             Minv = self._inverse_inertia_columns(q, v, hit)
@@ -514,10 +540,23 @@ class Simulator:
         articulated-body algorithm is affine in τ, so ``M⁻¹ e = aba(τ + e) - aba(τ)`` at the
         same (q, v) and inputs: two O(n) passes instead of the O(n³)
         inverse of the CRBA matrix; the contact rows, which an evaluation moves where a point
-        slips, are put back as they were. Reference path: the inverse of ``crba``."""
+        slips, are put back as they were. Reference path: the inverse of ``crba``. With joint
+        couplings (both paths): ``T (Tᵀ M T)⁻¹ Tᵀ`` of ``crba``, the coupled system's, as the
+        compiled steps' impacts compute it (``compiled.limits``)."""
         fast = self.fast_dynamics()
-        if fast is None:
-            return np.asarray(np.linalg.inv(crba(self.model, self._limit_data, q))[:, columns], dtype=float)
+        couplings = [c for c in self.constraints if isinstance(c, JointCoupling)]
+        if fast is None or couplings:  # (with couplings, the compiled impacts' formula)
+            M = crba(self.model, self._limit_data, q)
+            if not couplings:
+                return np.asarray(np.linalg.inv(M)[:, columns], dtype=float)
+            m = self.model
+            T = np.eye(m.nv)
+            for c in couplings:
+                T[m.idx_v[c.child], m.idx_v[c.parent]] = c.multiplier
+            keep = [i for i in range(m.nv) if i not in {m.idx_v[c.child] for c in couplings}]
+            T = T[:, keep]
+            W = T @ np.linalg.inv(T.T @ M @ T) @ T.T
+            return np.asarray(W[:, columns], dtype=float)
         KF = fast.KF.copy() if fast.KF.size else None
         t = self.state.t
         base = fast.aba(q, v, self.tau, self.loads, None, t)

@@ -45,7 +45,7 @@ def tuned_gains(model: Model, q: Array, bandwidth_hz: float = 2.0, damping: floa
     w = 2.0 * np.pi * bandwidth_hz
     out = {}
     for i, j in enumerate(model.joints):
-        if j.type in ("revolute", "continuous", "prismatic"):
+        if j.type in ("revolute", "continuous", "prismatic") and j.mimic is None:
             inertia = M[model.idx_v[i], model.idx_v[i]]
             kp = inertia * w * w
             out[model.bodies[i].joint_name] = PID(kp, kp * w / 10.0, 2.0 * damping * inertia * w)
@@ -53,13 +53,16 @@ def tuned_gains(model: Model, q: Array, bandwidth_hz: float = 2.0, damping: floa
 
 
 class JointMotors:
-    """Motors on the model's 1-DOF joints (revolute, continuous, prismatic), by joint name."""
+    """Motors on the model's driven 1-DOF joints (revolute, continuous, prismatic; not the mimic
+    joints, which follow their leader), by joint name."""
 
     def __init__(self, model: Model, gains: dict[str, PID] | None = None, q: Array | None = None):
         """``gains`` per joint name; joints not given get ``tuned_gains`` at q (default neutral)."""
         self.model = model
         self.index = [
-            i for i, j in enumerate(model.joints) if j.type in ("revolute", "continuous", "prismatic")
+            i
+            for i, j in enumerate(model.joints)
+            if j.type in ("revolute", "continuous", "prismatic") and j.mimic is None
         ]
         self.names = [model.bodies[i].joint_name for i in self.index]
         self.iv = np.array([model.idx_v[i] for i in self.index], dtype=int)

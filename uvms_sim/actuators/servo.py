@@ -100,11 +100,12 @@ ALPHA5_AXIS = re.compile(r"(?:^|_)axis_([a-e])$")
 
 
 def alpha5_specs(model: Model) -> dict[str, ServoSpec] | None:
-    """The Alpha 5 firmware's servo of every 1-DOF joint named ``[prefix_]axis_a..e``, or None
-    when some 1-DOF joint is not one (a system that is not a Reach Alpha 5)."""
+    """The Alpha 5 firmware's servo of every driven 1-DOF joint named ``[prefix_]axis_a..e``,
+    or None when some driven 1-DOF joint is not one (a system that is not a Reach Alpha 5).
+    Mimic joints (the jaws' fingers, which the push rod ``axis_a`` moves) have no servo."""
     out: dict[str, ServoSpec] = {}
     for i, j in enumerate(model.joints):
-        if j.type not in ("revolute", "continuous", "prismatic"):
+        if j.type not in ("revolute", "continuous", "prismatic") or j.mimic is not None:
             continue
         name = model.bodies[i].joint_name
         m = ALPHA5_AXIS.search(name)
@@ -114,6 +115,18 @@ def alpha5_specs(model: Model) -> dict[str, ServoSpec] | None:
         effort = j.effort_limit if math.isfinite(j.effort_limit) else 9.0
         out[name] = ServoSpec(kt, ALPHA5_STATIC_CURRENT, kt * effort + ALPHA5_STATIC_CURRENT)
     return out or None
+
+
+def _driven_inertia(model: Model, M: Array, i: int) -> float:
+    """The inertia a joint's drive moves: ``gᵀ M g`` with ``g`` the joint's velocity and those of
+    its mimic joints (the fingers a push rod carries through their linkage)."""
+    g = np.zeros(model.nv)
+    g[model.idx_v[i]] = 1.0
+    name = model.bodies[i].joint_name
+    for k, j in enumerate(model.joints):
+        if j.mimic is not None and j.mimic[0] == name:
+            g[model.idx_v[k]] += j.mimic[1]
+    return float(g @ M @ g)
 
 
 class JointServos:
@@ -132,8 +145,10 @@ class JointServos:
         from ..model.crba import crba
 
         self.model = model
-        self.index = [
-            i for i, j in enumerate(model.joints) if j.type in ("revolute", "continuous", "prismatic")
+        self.index = [  # the driven 1-DOF joints (a mimic joint follows its leader: no servo)
+            i
+            for i, j in enumerate(model.joints)
+            if j.type in ("revolute", "continuous", "prismatic") and j.mimic is None
         ]
         self.names = [model.bodies[i].joint_name for i in self.index]
         missing = [n for n in self.names if n not in specs]
@@ -169,7 +184,7 @@ class JointServos:
         q0 = model.neutral() if q is None else np.asarray(q, dtype=float)
         M = crba(model, model.create_data(), q0)
         w = 2.0 * np.pi * velocity_bandwidth_hz
-        inertia = np.array([M[k, k] for k in self.iv])
+        inertia = np.array([_driven_inertia(model, M, i) for i in self.index])
         self.kv, self.ki = column["kv"], column["ki"]
         self.kv[:] = inertia * w  # N m per rad/s: the velocity loop's proportional gain
         self.ki[:] = self.kv * w / 10.0  # N m per rad: its integral gain

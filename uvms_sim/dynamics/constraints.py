@@ -23,6 +23,13 @@ Constrained accelerations (Udwadia-Kalaba, Nielsen et al. 2018 eq. 20) with the 
 
 The Moore-Penrose pseudo-inverse makes redundant constraints (a loop of three vehicles)
 harmless: the least-norm correction is unique whatever the rank of ``A``.
+
+A joint coupling (a URDF ``mimic``: a gripper's fingers driven by one push rod) is one row in
+joint space, ``q_f = m q_l + o``: ``A = e_f - m e_l``, ``b = -2α ė - β² e`` with
+``e = q_f - m q_l - o`` (no bias: the row is constant). It is laid out as a connection's six
+rows, the other five zero (the pseudo-inverse drops them), so both kinds share one solver. The
+correction's force on the leader is ``-m`` times the one on the follower: the reaction of an
+ideal, massless linkage (virtual work).
 """
 
 from __future__ import annotations
@@ -55,6 +62,21 @@ class RigidConstraint:
         return motion_matrix(self.E, self.r)
 
 
+@dataclass(frozen=True)
+class JointCoupling:
+    """The 1-DOF joint of body ``child`` held at ``multiplier`` times that of body ``parent``
+    plus ``offset`` (a URDF mimic joint; indices of the joints' child bodies)."""
+
+    name: str
+    parent: int
+    child: int
+    multiplier: float
+    offset: float = 0.0
+
+
+Constraint = RigidConstraint | JointCoupling
+
+
 def body_jacobian(model: Model, data: Data, i: int) -> Array:
     """6 x nv Jacobian of body i's spatial velocity in its own axes (``V_i = J_i v``); needs
     ``data.X`` from ``placements``."""
@@ -76,6 +98,11 @@ def zero_acceleration_bias(model: Model, data: Data) -> Array:
     return body_accelerations(model, data, np.zeros(model.nv))
 
 
+def coupling_error(model: Model, q: Array, c: JointCoupling) -> float:
+    """``q_f - m q_l - o`` of a joint coupling."""
+    return float(q[model.idx_q[c.child]] - c.multiplier * q[model.idx_q[c.parent]] - c.offset)
+
+
 def pose_error(data: Data, c: RigidConstraint) -> Array:
     """``[e_p; e_R]`` in child axes: position error and rotation vector of the quaternion error."""
     Rp, pp = data.R_world[c.parent], data.p_world[c.parent]
@@ -89,13 +116,20 @@ def pose_error(data: Data, c: RigidConstraint) -> Array:
 
 
 def constraint_equations(
-    model: Model, data: Data, constraints: list[RigidConstraint], v: Array, alpha: float, beta: float
+    model: Model, data: Data, constraints: list[Constraint], q: Array, v: Array, alpha: float, beta: float
 ) -> tuple[Array, Array]:
     """``(A, b)`` of all constraints (6 rows each); needs placements, velocities and ``data.c``."""
     A = np.zeros((6 * len(constraints), model.nv))
     b = np.zeros(6 * len(constraints))
     a0 = zero_acceleration_bias(model, data)
     for k, c in enumerate(constraints):
+        if isinstance(c, JointCoupling):
+            f, lead = model.idx_v[c.child], model.idx_v[c.parent]
+            A[6 * k, f] = 1.0
+            A[6 * k, lead] -= c.multiplier
+            edot = v[f] - c.multiplier * v[lead]
+            b[6 * k] = -2.0 * alpha * edot - beta * beta * coupling_error(model, q, c)
+            continue
         X = c.X
         Jp, Jc = body_jacobian(model, data, c.parent), body_jacobian(model, data, c.child)
         rows = slice(6 * k, 6 * k + 6)
@@ -122,7 +156,7 @@ def constrained_aba(
     q: Array,
     v: Array,
     tau: Array,
-    constraints: list[RigidConstraint],
+    constraints: list[Constraint],
     env: Environment | None = None,
     f_ext: ExternalWrench = None,
     t: float = 0.0,
@@ -134,19 +168,17 @@ def constrained_aba(
     qdd_u = aba(model, data, q, v, tau, env, f_ext, t)
     if not constraints:
         return qdd_u
-    A, b = constraint_equations(model, data, constraints, v, alpha, beta)  # data still holds this state
+    A, b = constraint_equations(model, data, constraints, q, v, alpha, beta)  # data still holds this state
     M = crba(model, data, q)
     return udwadia_kalaba(M, qdd_u, A, b)
 
 
-def project_velocity(
-    model: Model, data: Data, q: Array, v: Array, constraints: list[RigidConstraint]
-) -> Array:
+def project_velocity(model: Model, data: Data, q: Array, v: Array, constraints: list[Constraint]) -> Array:
     """The velocity closest to v in the kinetic-energy metric that satisfies the constraints:
     ``v - L⁻ᵀ (A L⁻ᵀ)⁺ A v``, the perfectly inelastic impulse of docking (momentum kept)."""
     from .kinematics import forward_kinematics
 
     forward_kinematics(model, data, q, v)
-    A, _ = constraint_equations(model, data, constraints, v, 0.0, 0.0)
+    A, _ = constraint_equations(model, data, constraints, q, v, 0.0, 0.0)
     M = crba(model, data, q)
     return udwadia_kalaba(M, v, A, np.zeros(A.shape[0]))

@@ -144,7 +144,8 @@ class FastDynamics:
         return {n: float(self.KN[k]) for k, n in enumerate(names) if n and self.KI[k, 1] == 0}
 
     def set_constraints(self, constraints, alpha: float = 5.0, beta: float = 5.0) -> None:
-        """Rigid connections (``constraints.RigidConstraint``) enforced by the Udwadia-Kalaba
+        """Rigid connections (``constraints.RigidConstraint``) and joint couplings
+        (``constraints.JointCoupling``) enforced by the Udwadia-Kalaba
         correction in every evaluation, with Baumgarte gains α, β (1/s)."""
         constraints = list(constraints)
         same = len(constraints) == len(self.constraints) and all(
@@ -152,11 +153,24 @@ class FastDynamics:
         )
         if same and (alpha, beta) == self.baumgarte:
             return
+        from .constraints import JointCoupling
+
         self.constraints, self.baumgarte = list(constraints), (alpha, beta)
-        self.CI = np.array([(c.parent, c.child) for c in constraints], dtype=np.int64).reshape(-1, 2)
-        self.CF = np.array([[*np.ravel(c.E), *c.r, alpha, beta] for c in constraints], dtype=float).reshape(
-            -1, 14
-        )
+        # a joint coupling's row: parent -1 - leader, its multiplier and offset where a rigid
+        # connection has E (``compiled.constraints._constraint_rows``)
+        self.CI = np.array(
+            [(-1 - c.parent if isinstance(c, JointCoupling) else c.parent, c.child) for c in constraints],
+            dtype=np.int64,
+        ).reshape(-1, 2)
+        self.CF = np.array(
+            [
+                [c.multiplier, c.offset, *[0.0] * 10, alpha, beta]
+                if isinstance(c, JointCoupling)
+                else [*np.ravel(c.E), *c.r, alpha, beta]
+                for c in constraints
+            ],
+            dtype=float,
+        ).reshape(-1, 14)
         self._pack()
 
     def body_frame(self, i: int) -> tuple[Array, Array, Array]:

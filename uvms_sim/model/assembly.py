@@ -89,7 +89,13 @@ def assemble(top: Cursor, base_dir: Path, source: Path) -> System:
     bodies, order = _order_bodies(vehicles, links, joints, attached)
     default_name = vehicles[0].name if len(vehicles) == 1 else source.stem
     model = Model(bodies, name=top["name"].text() if "name" in top else default_name)
+    _check_mimics(model, joints)
     q0 = _initial_configuration(model, vehicles, attached)
+    by_joint = {b.joint_name: i for i, b in enumerate(model.bodies)}
+    for i, j in enumerate(model.joints):  # a mimic joint starts where its leader puts it
+        if j.mimic is not None:
+            lead, multiplier, offset = j.mimic
+            q0[model.idx_q[i]] = multiplier * q0[model.idx_q[by_joint[lead]]] + offset
     connections = _place_constrained(model, q0, constrained, owner)
     _check_mass_matrix(model, top)
     seabeds, anchors = read_contacts(top["contacts"], set(order)) if "contacts" in top else ((), ())
@@ -265,6 +271,21 @@ def _order_bodies(
     return bodies, order
 
 
+def _check_mimics(model: Model, joints: list[JointSpec]) -> None:
+    """Every mimic joint follows a 1-DOF joint of the system that follows no other."""
+    kinds = {b.joint_name: j for b, j in zip(model.bodies, model.joints, strict=True)}
+    for js in joints:
+        if js.mimic is None:
+            continue
+        lead = kinds.get(js.mimic[0])
+        where = js.cur["mimic"]["joint"]
+        if lead is None or lead.type not in ("revolute", "continuous", "prismatic"):
+            one_dof = sorted(n for n, j in kinds.items() if j.nv == 1 and j.mimic is None)
+            raise where.error(f"no 1-DOF joint named {js.mimic[0]!r} to mimic; 1-DOF joints are {one_dof}")
+        if lead.mimic is not None or js.mimic[0] == js.name:
+            raise where.error(f"joint {js.mimic[0]!r} mimics a joint itself: a mimic follows a driven joint")
+
+
 def _joint(js: JointSpec) -> Joint:
     lim = js.limits
     kind = "free" if js.type == "floating" else js.type
@@ -276,6 +297,7 @@ def _joint(js: JointSpec) -> Joint:
             upper=lim.get("upper", np.inf),
             effort_limit=lim.get("effort", np.inf),
             velocity_limit=lim.get("velocity", np.inf),
+            mimic=js.mimic,
         )
     except ValueError as exc:
         raise js.cur.error(str(exc)) from None

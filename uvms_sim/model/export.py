@@ -136,6 +136,8 @@ def _joint_entry(model, i: int) -> dict:
         lim = {k: _num(v) for k, v in limits if np.isfinite(v)}
         if lim:
             joint["limits"] = lim
+        if j.mimic is not None:
+            joint["mimic"] = {"joint": j.mimic[0], "multiplier": _num(j.mimic[1]), "offset": _num(j.mimic[2])}
     return joint
 
 

@@ -40,6 +40,8 @@ class Joint:
     upper: float = np.inf
     effort_limit: float = np.inf
     velocity_limit: float = np.inf
+    # a mimic joint: (the leading joint's name, multiplier, offset), q = multiplier q_lead + offset
+    mimic: tuple[str, float, float] | None = None
     S: Array = field(init=False, repr=False, compare=False)  # motion subspace, set from type and axis
 
     def __post_init__(self) -> None:

@@ -72,6 +72,7 @@ class JointSpec:
     axis: Array
     limits: dict
     cur: Cursor  # where it was written (for errors)
+    mimic: tuple[str, float, float] | None = None  # (leading joint, multiplier, offset)
 
 
 @dataclass
@@ -568,7 +569,7 @@ def _angles(cur: Cursor) -> Array:
 
 
 def _joint_spec(cur: Cursor, prefix: str) -> JointSpec:
-    cur.mapping(("name", "type", "parent", "child"), ("origin", "axis", "limits", "description"))
+    cur.mapping(("name", "type", "parent", "child"), ("origin", "axis", "limits", "mimic", "description"))
     kind = cur["type"].choice(JOINT_KINDS)
     xyz, rpy = _pose(cur)
     axis = np.array([1.0, 0.0, 0.0])
@@ -585,6 +586,15 @@ def _joint_spec(cur: Cursor, prefix: str) -> JointSpec:
         limits.update({k: lc[k].number(lo=0.0) for k in ("effort", "velocity") if k in lc})
         if limits.get("lower", -np.inf) > limits.get("upper", np.inf):
             raise lc.error(f"lower limit {limits['lower']} is above the upper limit {limits['upper']}")
+    mimic = None
+    if "mimic" in cur:
+        if kind not in ("revolute", "continuous", "prismatic"):
+            raise cur["mimic"].error(f"a {kind} joint cannot mimic another (1-DOF joints only)")
+        mc = cur["mimic"].mapping(("joint",), ("multiplier", "offset"))
+        multiplier = mc["multiplier"].number() if "multiplier" in mc else 1.0
+        if multiplier == 0.0:
+            raise mc["multiplier"].error("the multiplier must be non-zero")
+        mimic = (prefix + mc["joint"].text(), multiplier, mc["offset"].number() if "offset" in mc else 0.0)
     return JointSpec(
         prefix + cur["name"].text(),
         kind,
@@ -595,6 +605,7 @@ def _joint_spec(cur: Cursor, prefix: str) -> JointSpec:
         axis,
         limits,
         cur,
+        mimic,
     )
 
 

@@ -6,7 +6,8 @@ What is read:
   rotates the inertia into link axes); ``<visual>`` (box, cylinder, sphere, mesh; origin;
   colour) for the views. Collision elements are not used.
 - ``<joint>``: revolute, continuous, prismatic, fixed, floating; origin, axis, limits.
-  ``mimic`` is ignored (the joint is simulated as an independent joint).
+  ``<mimic joint multiplier offset>`` holds a 1-DOF joint at the multiplier times another's
+  position plus the offset (a joint coupling, ``dynamics.constraints.JointCoupling``).
 - Hydrodynamics, in the blocks Gazebo users already write:
 
   * the Gazebo Hydrodynamics system plugin (``gz::sim::systems::Hydrodynamics``, also its
@@ -220,6 +221,15 @@ class _Reader:
                     limits[k] = self.floats(f"{where}.limit.{k}", lim.get(k), 1)[0]
             if limits:
                 out["limits"] = limits
+        mimic = el.find("mimic")
+        if mimic is not None and kind in ("revolute", "continuous", "prismatic"):
+            if not mimic.get("joint"):
+                raise self.error(f"{where}.mimic", "missing <mimic joint=...>")
+            out["mimic"] = {"joint": mimic.get("joint")} | {
+                k: self.floats(f"{where}.mimic.{k}", mimic.get(k), 1)[0]
+                for k in ("multiplier", "offset")
+                if mimic.get(k) is not None
+            }
         return out
 
     def gazebo(self, gz: ET.Element, links: dict[str, dict]) -> None:

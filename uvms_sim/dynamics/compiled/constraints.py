@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..flat import IV, JNV, PARENT, S_COL, S_TMP, WC, WPW, WRW, WV
+from ..flat import IQ, IV, JNV, PARENT, S_COL, S_TMP, WC, WPW, WRW, WV
 from .aba import aba_pass
 from .buffers import _connection_fields, _flat_part, _part, inlined, kernel
 from .crba import _cholesky, _crba, _s_column
@@ -23,7 +23,7 @@ def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_e
     forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid, WT)
     aba_pass(BF, BI, WB, S, tau, ddq)
     if CI.shape[0]:
-        _constraint_rows(BF, BI, CI, CF, WB, S, CS, ddq.shape[0])
+        _constraint_rows(BF, BI, CI, CF, WB, S, CS, q, v, ddq.shape[0])
         _udwadia_kalaba(BF, BI, WB, S, CS, CI.shape[0], ddq)
 
 
@@ -84,10 +84,12 @@ def _pose_error(WB, p, c, E, r, beta2, Rt, Rc, b, o):
 
 
 @kernel
-def _constraint_rows(BF, BI, CI, CF, WB, S, CS, nv):
+def _constraint_rows(BF, BI, CI, CF, WB, S, CS, q, v, nv):
     """Rows ``A = J_c - X J_p`` and ``b = X a⁰_p - a⁰_c - 2α ė - β² e`` of every connection
     (constraints.constraint_equations) into CS, laid out as ``flat.connection_fields``; CF
-    rows: E (9, child_R_parent), r (3), α, β."""
+    rows: E (9, child_R_parent), r (3), α, β. A joint coupling (CI parent -1 - leader; CF:
+    multiplier, offset, ..., α, β) fills the first of its six rows, ``e_f - m e_l``, and
+    ``b = -2α ė - β² e``, and zeroes the other five."""
     nb, nc = BI.shape[0], CI.shape[0]
     F = _connection_fields(nb, nv, nc)
     a0, A, b = _part(CS, 0, F, 0), _part(CS, 0, F, 1), _flat_part(CS, 0, F, 2)
@@ -98,6 +100,19 @@ def _constraint_rows(BF, BI, CI, CF, WB, S, CS, nv):
         _outward(WB, i, lam, a0[lam], 0, WB[i], WC, a0[i], 0)  # a⁰_i = X_i a⁰_λ + c_i
     for k in range(nc):
         p, c = CI[k, 0], CI[k, 1]
+        if p < 0:  # a joint coupling
+            lead = -1 - p
+            mult, alpha, beta = CF[k, 0], CF[k, 12], CF[k, 13]
+            for a in range(6):
+                b[6 * k + a] = 0.0
+                for col in range(nv):
+                    A[6 * k + a, col] = 0.0
+            fv, lv = BI[c, IV], BI[lead, IV]
+            A[6 * k, fv] = 1.0
+            A[6 * k, lv] -= mult
+            e = q[BI[c, IQ]] - mult * q[BI[lead, IQ]] - CF[k, 1]
+            b[6 * k] = -2.0 * alpha * (v[fv] - mult * v[lv]) - beta * beta * e
+            continue
         E = CF[k, 0:9].reshape((3, 3))
         r = CF[k, 9:12]
         alpha, beta = CF[k, 12], CF[k, 13]

@@ -115,7 +115,7 @@ def step_joints(FB, IB, method, q, v, tau, f_ext, n, h, steps, q_out, v_out, SF,
             q_out[:] = qb
             v_out[:] = vb
             return k
-        impacts[0] += _enforce_limits(BF, BI, LF, LI, X, q_out, v_out)
+        impacts[0] += _enforce_limits(BF, BI, LF, LI, X, q_out, v_out, CI, CF)
         qb[:] = q_out
         vb[:] = v_out
         if WT.shape[0]:

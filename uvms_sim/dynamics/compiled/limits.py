@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..flat import LF_LOWER, LF_UPPER, LI_HIT, LI_IQ, LI_IV
+from ..flat import IQ, IV, LF_LOWER, LF_UPPER, LI_HIT, LI_IQ, LI_IV
 from .buffers import _flat_part, _limit_fields, _part, kernel
 from .crba import _cholesky, _crba
 from .kinematics import placements
@@ -24,18 +24,21 @@ def _crossing(LF, LI, q0, q1):
 
 
 @kernel
-def _enforce_limits(BF, BI, LF, LI, X, q, v):
+def _enforce_limits(BF, BI, LF, LI, X, q, v, CI, CF):
     """``Simulator._enforce_limits`` (no joint touching): q clamped to the limits, and for the
     joints that hit moving outwards ``Δv = -M⁻¹ S (Sᵀ M⁻¹ S)⁻¹ Sᵀ v`` with M by CRBA at the
     clamped q (in the scratch X, ``flat.limit_fields``), its Cholesky factor for the columns of
     M⁻¹ and Gaussian elimination with partial pivoting for the impulse (as LAPACK's gesv, which
-    ``numpy.linalg.solve`` calls). Returns the number of joints that hit."""
+    ``numpy.linalg.solve`` calls). With joint couplings (CI rows with parent -1 - leader), M is
+    the reduced ``Tᵀ M T`` of the coupled joints (``Simulator._coupled_inverse_columns``): the
+    impulse then stops a leader with its followers. Returns the number of joints that hit."""
     nl, nb, nv = LI.shape[0], BI.shape[0], v.shape[0]
     hits = 0
     for k in range(nl):
         iq, iv = LI[k, LI_IQ], LI[k, LI_IV]
         LI[k, LI_HIT] = 0
         lo, hi = LF[k, LF_LOWER], LF[k, LF_UPPER]
+        was = q[iq]
         if q[iq] > hi:
             q[iq] = hi
             if v[iv] > 0.0:
@@ -46,6 +49,10 @@ def _enforce_limits(BF, BI, LF, LI, X, q, v):
             if v[iv] < 0.0:
                 LI[k, LI_HIT] = 1
                 hits += 1
+        if q[iq] != was:  # a leader put back on its limit moves its followers with it
+            for kc in range(CI.shape[0]):
+                if CI[kc, 0] < 0 and BI[-1 - CI[kc, 0], IQ] == iq:
+                    q[BI[CI[kc, 1], IQ]] += CF[kc, 0] * (q[iq] - was)
     if hits == 0:
         return 0
     F = _limit_fields(nb, nv, nl)
@@ -53,6 +60,7 @@ def _enforce_limits(BF, BI, LF, LI, X, q, v):
     C, A, x = _part(X, 0, F, 3), _part(X, 0, F, 4), _flat_part(X, 0, F, 5)
     placements(BF, BI, WB, S, q)
     _crba(BF, BI, WB, S, L)
+    coupled = _reduce_couplings(BI, CI, CF, L)
     _cholesky(L, nv)  # M = L Lᵀ in place
     c = 0
     for k in range(nl):  # column c of C: M⁻¹ e_iv for the c-th joint that hit
@@ -105,4 +113,38 @@ def _enforce_limits(BF, BI, LF, LI, X, q, v):
         for c in range(hits):
             s += C[i, c] * x[c]
         v[i] -= s
+    if coupled:  # the followers' change is their multiplier times their leader's (Δv = T Δz)
+        for k in range(CI.shape[0]):
+            if CI[k, 0] < 0:
+                lv, fv = BI[-1 - CI[k, 0], IV], BI[CI[k, 1], IV]
+                s = 0.0
+                for c in range(hits):
+                    s += C[lv, c] * x[c]
+                v[fv] -= CF[k, 0] * s
     return hits
+
+
+@kernel
+def _reduce_couplings(BI, CI, CF, M):
+    """M <- Tᵀ M T for the joint couplings (CI rows with parent -1 - leader; CF[k, 0] the
+    multiplier), T = I + Σ m e_f e_lᵀ, the followers' rows and columns then replaced by the
+    identity's (they are not coordinates of the reduced system). Returns whether any."""
+    nv, nc = M.shape[0], CI.shape[0]
+    any_coupling = False
+    for k in range(nc):
+        if CI[k, 0] >= 0:
+            continue
+        any_coupling = True
+        lv, fv, m = BI[-1 - CI[k, 0], IV], BI[CI[k, 1], IV], CF[k, 0]
+        for i in range(nv):  # M T: column l += m column f
+            M[i, lv] += m * M[i, fv]
+        for j in range(nv):  # Tᵀ (M T): row l += m row f
+            M[lv, j] += m * M[fv, j]
+    for k in range(nc):
+        if CI[k, 0] < 0:
+            fv = BI[CI[k, 1], IV]
+            for j in range(nv):
+                M[fv, j] = 0.0
+                M[j, fv] = 0.0
+            M[fv, fv] = 1.0
+    return any_coupling
