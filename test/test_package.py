@@ -235,7 +235,8 @@ def test_a_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path):
 # lower layer, never a higher one (module-level and function-level imports alike).
 LAYERS = (
     "log", "spatial", "frames", "hydro", "scene", "tether", "model", "dynamics", "sensors", "actuators",
-    "simulator", "station", "kernels", "loop", "viz", "gym", "hil", "replay", "sweep", "ros", "rosidl_build",
+    "simulator", "station", "kernels", "loop", "viz", "gym", "hil", "replay", "sweep", "pick_place", "ros",
+    "rosidl_build",
     "demo", "cli", "entry",
 )  # fmt: skip
 
