@@ -50,6 +50,7 @@ from std_msgs.msg import Float64
 
 from ..actuators.ardusub import FRAMES, ArduSubEmulator, VehicleState, infer_frame
 from . import messages
+from .messages import wanted
 
 FS_PILOT_TIMEOUT = 3.0  # s, ArduSub's FS_PILOT_TIMEOUT default
 JS_GAIN_DEFAULT = 0.5
@@ -162,12 +163,15 @@ class MavrosShim:
         sim = self.node.sim
         root = self.io.frames.root
         s = sim.model.q_slice(root)
-        state = VehicleState.from_free_joint(sim.state.q[s], sim.state.v[sim.model.v_slice(root)])
+        state = None
+        if self.autopilot.needs_state:  # disarmed or MANUAL: the sticks alone
+            state = VehicleState.from_free_joint(sim.state.q[s], sim.state.v[sim.model.v_slice(root)])
         self.outputs = self.autopilot.update(state, dt)
-        pwm = sim.thrusters.pwm.copy()
-        for motor, value in self.outputs.items():
-            pwm[self.motor_index[motor]] = value
-        if not np.array_equal(pwm, sim.thrusters.pwm):  # unchanged outputs: nothing to redo
+        pwm = sim.thrusters.pwm
+        if any(pwm[self.motor_index[m]] != value for m, value in self.outputs.items()):
+            pwm = pwm.copy()  # unchanged outputs: nothing to redo
+            for motor, value in self.outputs.items():
+                pwm[self.motor_index[motor]] = value
             sim.thrusters.set_pwm(pwm)
 
     # -- outputs ----------------------------------------------------------------------------
@@ -222,12 +226,6 @@ class MavrosShim:
         if self.state_dirty:
             self.state_dirty = False
             self.publish_state()
-
-
-def wanted(publisher) -> bool:
-    """Whether a topic has subscribers (a recorder counts): messages nobody reads are not
-    built, which matters when the simulator runs many times faster than real time."""
-    return publisher.get_subscription_count() > 0
 
 
 __all__ = ["MavrosShim", "infer_frame", "messages", "wanted"]

@@ -14,7 +14,8 @@ from .. import frames
 from ..sensors import absolute_pressure, specific_force
 from ..sensors.estimator import Estimator
 from . import messages
-from .mavros_shim import MavrosShim, infer_frame, wanted
+from .mavros_shim import MavrosShim, infer_frame
+from .messages import wanted
 from .parameters import MAX_POSITION
 
 
