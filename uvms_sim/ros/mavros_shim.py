@@ -186,6 +186,29 @@ class MavrosShim:
         msg.system_status = 4 if self.autopilot.armed else 3
         self.state_pub.publish(msg)
 
+    def listened(self) -> bool:
+        """Whether ``publish`` has anything to do with the estimate: a telemetry topic with a
+        reader, or the start depth not yet taken (``publish_status`` does the rest)."""
+        if self.start_depth is None:
+            return True
+        return any(
+            wanted(pub)
+            for pub in (
+                self.rc_out_pub,
+                self.rc_in_pub,
+                self.imu_pub,
+                self.pose_pub,
+                self.odom_pub,
+                self.alt_pub,
+            )
+        )
+
+    def publish_status(self) -> None:
+        """mavros/state when it changed (every publish period, with or without telemetry)."""
+        if self.state_dirty:
+            self.state_dirty = False
+            self.publish_state()
+
     def publish(self, stamp, odom: Odometry, imu: Imu) -> None:
         """The telemetry topics; a message is built only for a topic with subscribers."""
         z = odom.pose.pose.position.z
@@ -223,9 +246,7 @@ class MavrosShim:
             self.odom_pub.publish(local)
         if wanted(self.alt_pub):
             self.alt_pub.publish(Float64(data=float(z - self.start_depth)))
-        if self.state_dirty:
-            self.state_dirty = False
-            self.publish_state()
+        self.publish_status()
 
 
 __all__ = ["MavrosShim", "infer_frame", "messages", "wanted"]
