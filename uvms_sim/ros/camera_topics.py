@@ -1,7 +1,9 @@
 """The cameras a description declares (``vehicles[].sensors``, type ``camera``:
-``uvms_sim.sensors.camera``), rendered on a thread of their own at their rate of simulated time
-(as fast as the machine allows when it cannot keep up; only the optical frame's transform while
-nothing subscribes to its images) and published under the vehicle's namespace:
+``uvms_sim.sensors.camera``; the scene and the bodies where they are, ``sensors.body_rays``, but
+the link the camera sits in: its vehicle's hull is not seen from inside), rendered on a thread
+of their own at their rate of simulated time (as fast as the machine allows when it cannot keep
+up; only the optical frame's transform while nothing subscribes to its images) and published
+under the vehicle's namespace:
 
 - ``camera/<name>/image_raw`` (sensor_msgs/Image, rgb8), ``camera/<name>/camera_info``
   (sensor_msgs/CameraInfo: K, P, no distortion) and ``camera/<name>/depth`` (sensor_msgs/Image,
@@ -38,6 +40,7 @@ from tf2_msgs.msg import TFMessage
 from ..actuators.camera_mount import CameraMount
 from ..model.kinematics import placements
 from ..scene import SceneRays
+from ..sensors.body_rays import BodyRays
 from ..sensors.camera import OPTICAL, camera_of
 from ..sensors.mount import Mount
 from ..viz.video import VideoStream
@@ -71,11 +74,15 @@ class CameraTopics:
                     continue
                 rng = np.random.default_rng([seed, 1000 + len(self.cameras)]) if noise else None
                 base = f"{ns}camera/{spec.name}"
+                link = sim.model.body_index(spec.link)
+                seen = BodyRays(rays, sim.model, skip={link})  # the bodies, but the one it sits in
                 cam = {
                     "name": ns + spec.name,
                     "vehicle": index,
-                    "camera": camera_of(spec, rays, rng),
-                    "mount": Mount.of(spec, sim.model.body_index(spec.link)),
+                    "camera": camera_of(spec, seen, rng),
+                    "rays": seen,
+                    "spec": spec,
+                    "mount": Mount.of(spec, link),
                     "period": 1.0 / spec.rate,
                     "next": 0.0,
                     "tilt": spec.value("tilt"),
@@ -98,6 +105,7 @@ class CameraTopics:
         if video is not None:
             self.video_camera, self.video = self._video(video)
         self.data = sim.model.create_data()
+        self.model = sim.model
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.run, name="uvms_sim_cameras", daemon=True)
         if self.cameras:
@@ -126,9 +134,11 @@ class CameraTopics:
         )  # fmt: skip
         return cam, stream
 
-    def follow_servos(self, cam: dict) -> None:
-        """The camera's tilt and lights from the autopilot's servo outputs, if any."""
-        pwm = self.servo_outputs(cam["vehicle"]) if self.servo_outputs is not None else None
+    def _servos(self, vehicle: int) -> tuple[int, ...] | None:
+        return self.servo_outputs(vehicle) if self.servo_outputs is not None else None
+
+    def follow_servos(self, cam: dict, pwm: tuple[int, ...] | None) -> None:
+        """The camera's tilt and lights from the autopilot's servo outputs ``pwm``, if any."""
         if pwm is None:
             return
         servos: CameraMount = cam["servos"]
@@ -149,19 +159,21 @@ class CameraTopics:
         while not self.stop_event.is_set():
             with self.lock:  # the model with its state (objects added at run time change both)
                 t = float(self.sim.state.t)
-                q = np.array(self.sim.state.q, copy=True)
-                model = self.sim.model
-            due = [c for c in self.cameras if t >= c["next"]]
+                due = [c for c in self.cameras if t >= c["next"]]
+                if due:
+                    q = np.array(self.sim.state.q, copy=True)
+                    model = self.sim.model
+                    pwms = {c["vehicle"]: self._servos(c["vehicle"]) for c in due}  # at t, as the state
             if not due:
                 self.stop_event.wait(0.002)
                 continue
-            if model.nbodies != len(self.data.p_world):
-                self.data = model.create_data()
+            if model is not self.model:  # objects added: the cameras see them too
+                self._see(model)
             placements(model, self.data, q)
             for cam in due:
                 cam["next"] = max(cam["next"] + cam["period"], t)
                 try:
-                    self.follow_servos(cam)
+                    self.follow_servos(cam, pwms[cam["vehicle"]])
                     streamed = cam is self.video_camera and self.video is not None
                     if streamed or any(cam[k].get_subscription_count() for k in ("image", "depth", "info")):
                         self.publish(cam, t)
@@ -173,8 +185,20 @@ class CameraTopics:
                         raise
                     return
 
+    def _see(self, model) -> None:
+        """The model changed (objects added at run time): the state's layout and the bodies
+        seen anew."""
+        self.model, self.data = model, model.create_data()
+        for cam in self.cameras:
+            link = model.body_index(cam["spec"].link)
+            old = cam["camera"]
+            cam["rays"] = BodyRays(cam["rays"].scene_rays, model, skip={link})
+            cam["camera"] = camera_of(cam["spec"], cam["rays"], old.rng)
+            cam["mount"] = Mount.of(cam["spec"], link)
+
     def publish(self, cam: dict, t: float) -> None:
         R, p = cam["mount"].world(self.data)
+        cam["rays"].place(self.data.R_world, self.data.p_world)
         image, depth = cam["camera"].render(R, p, cam["tilt"])
         if cam is self.video_camera and self.video is not None:
             self.video.send(image, t)

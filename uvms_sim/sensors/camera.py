@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..scene import SceneRays
-from .camera_kernels import expose, shade, world_rays
+from .body_rays import BodyRays
+from .camera_kernels import box_rays, expose, shade, world_rays
 
 Array = np.ndarray
 # camera axes (x forward, y right, z down) from optical axes (x right, y down, z forward)
@@ -100,11 +101,14 @@ def image_formation(J: Array, z: Array, water: Water) -> Array:
 
 class Camera:
     """Renders one scene from poses: ``render(R, p)`` -> (RGB uint8 H x W x 3, depth float32
-    H x W). ``R`` takes camera axes to world NED (the mount's, before the tilt)."""
+    H x W). ``R`` takes camera axes to world NED (the mount's, before the tilt). With
+    ``BodyRays`` the bodies are seen too, where they were last placed (``BodyRays.place``), in
+    their first visual's colour; the body the camera sits in is left out by ``BodyRays``'s
+    ``skip``."""
 
     def __init__(
         self,
-        rays: SceneRays,
+        rays: SceneRays | BodyRays,
         intrinsics: Intrinsics,
         water: Water | None = None,
         max_range: float = 30.0,
@@ -112,14 +116,16 @@ class Camera:
         noise: float = 0.0,
         rng: np.random.Generator | None = None,
     ) -> None:
-        self.scene_rays, self.intrinsics = rays, intrinsics
+        self.rays, self.intrinsics = rays, intrinsics
+        self.bodies = rays if isinstance(rays, BodyRays) else None
+        self.scene_rays = rays.scene_rays if isinstance(rays, BodyRays) else rays
         self.water = water or Water()
         self.max_range, self.ambient, self.noise, self.rng = max_range, ambient, noise, rng
         self.directions, self.cosines = intrinsics.rays()
         names = [name for name, _, _ in rays.scene.surfaces()]
-        self.albedo = np.array(
-            [SAND if n == "seabed" else GREY for n in names] + [(0.0, 0.0, 0.0)], dtype=np.float32
-        )
+        colors: list[tuple[float, ...]] = [SAND if n == "seabed" else GREY for n in names]
+        colors += self.bodies.colors if self.bodies is not None else []
+        self.albedo = np.array([*colors, (0.0, 0.0, 0.0)], dtype=np.float32)
         self._frame = _Frame(self)
 
     def radiance(self, R: Array, p: Array, tilt: float = 0.0) -> tuple[Array, Array]:
@@ -127,7 +133,7 @@ class Camera:
         where no surface is within ``max_range``): the model written plainly in numpy, every
         ray through ``SceneRays.trace``; ``render`` computes the same compiled."""
         world = np.asarray(R) @ tilted(tilt)
-        distance, normal, surface = self.scene_rays.trace(p, self.directions @ world.T)
+        distance, normal, surface = self.rays.trace(p, self.directions @ world.T)
         distance[distance > self.max_range] = np.inf
         surface[~np.isfinite(distance)] = -1
         light = self.ambient + (1.0 - self.ambient) * np.clip(-normal[:, 2], 0.0, None)  # NED: up is -z
@@ -197,6 +203,11 @@ class _Frame:
         self.tfar, self.index = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.int64)
         self.J = np.empty((n, 3), dtype=np.float32)
         self.E, self.normal = np.empty((n, 6), dtype=np.float32), np.empty((n, 3), dtype=np.float32)
+        self.body_dirs, self.body_tfar = np.empty((n, 3), dtype=np.float32), np.empty(n, dtype=np.float32)
+        self.body_index, self.taken = np.empty(n, dtype=np.int64), np.zeros(n, dtype=np.uint8)
+        intr = camera.intrinsics
+        self.K = np.array([intr.fx, intr.fy, intr.cx, intr.cy])
+        self.no_hits = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0)
 
     def render(self, world: Array, p: Array) -> tuple[Array, Array]:
         cam = self.camera
@@ -207,12 +218,26 @@ class _Frame:
             self.mesh, self.plane_distance, self.dirs, self.tfar, self.index,
         )  # fmt: skip
         prim, hit = cam.scene_rays.mesh_hits(p, self.dirs[:m], self.tfar[:m])
+        body_index, body_prim, body_hit = self.no_hits
+        body_normals, body_surfaces = self.face_normals, self.face_surfaces
+        bodies = cam.bodies
+        if bodies is not None:
+            lo, hi = bodies.boxes()
+            if len(lo):
+                k = box_rays(
+                    self.rays, world, p, self.plane_distance, float(cam.max_range), lo, hi, self.K,
+                    cam.intrinsics.width, self.taken, self.body_dirs, self.body_tfar, self.body_index,
+                )  # fmt: skip
+                body_index = self.body_index[:k]
+                body_prim, body_hit = bodies.mesh_hits(p, self.body_dirs[:k], self.body_tfar[:k])
+                body_normals, body_surfaces = bodies.face_normals, bodies.face_surfaces
         n = len(self.rays)
         depth = np.empty(n, dtype=np.float32)
         shade(
-            self.rays, world, self.plane_distance, float(self.up[2]), self.index[:m], prim, hit,
-            self.face_normals, self.face_surfaces, cam.albedo, float(cam.ambient), float(cam.max_range),
-            cam.cosines, self.betas, self.J, self.E, depth,
+            self.rays, world, self.plane_distance, self.up, self.index[:m], prim, hit,
+            self.face_normals, self.face_surfaces, body_index, body_prim, body_hit, body_normals,
+            body_surfaces, cam.albedo, float(cam.ambient), float(cam.max_range), cam.cosines, self.betas,
+            self.J, self.E, depth,
         )  # fmt: skip
         np.exp(self.E, out=self.E)
         noise = np.float32(cam.noise if cam.noise and cam.rng is not None else 0.0)
@@ -223,7 +248,7 @@ class _Frame:
         return image, depth
 
 
-def camera_of(spec, rays: SceneRays, rng: np.random.Generator | None) -> Camera:
+def camera_of(spec, rays: SceneRays | BodyRays, rng: np.random.Generator | None) -> Camera:
     """The camera a description declares (``model.sensor_specs``: type ``camera``)."""
     v = spec.value
     intrinsics = Intrinsics.from_fov(int(v("width")), int(v("height")), v("hfov"))
