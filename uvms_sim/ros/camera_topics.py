@@ -14,11 +14,12 @@ under the vehicle's namespace:
 - in: ``camera/<name>/tilt`` (std_msgs/Float64, rad, + up about the camera's y axis: the
   BlueROV2's camera mount), clamped to the camera's ``max_tilt``;
 - ``camera/<name>/lights`` (std_msgs/Float64, 0: off to 1: full), at the camera's rate (with
-  each image, or without one): the level of the vehicle's lights. The image model does not
-  light the scene with them yet.
+  each image, or without one): the level of the vehicle's lights (its ``light`` entries, each
+  lighting the image at that level: ``sensors.camera``'s lamps).
 
-With ArduSub SITL in the loop (``servo_outputs``: the PWMs of its last frame), the vehicle's
-camera mount and lights follow its servo outputs as on the real vehicle
+With ArduSub SITL in the loop (``servo_outputs``: the PWMs of its last frame), or the node's
+emulated ArduSub (``mavros_shim``: RC override channel 8 the tilt rate, 9 the lights), the
+vehicle's camera mount and lights follow its servo outputs as on the real vehicle
 (``uvms_sim.actuators.camera_mount``): a change of the tilt servo's PWM turns the camera (a
 tilt command on the topic holds until the next change), the lights' PWM sets their level.
 
@@ -41,7 +42,7 @@ from ..actuators.camera_mount import CameraMount
 from ..model.kinematics import placements
 from ..scene import SceneRays
 from ..sensors.body_rays import BodyRays
-from ..sensors.camera import OPTICAL, camera_of
+from ..sensors.camera import OPTICAL, camera_of, lamp_of, lamp_rows
 from ..sensors.mount import Mount
 from ..viz.video import VideoStream
 from . import messages
@@ -82,6 +83,7 @@ class CameraTopics:
                     "camera": camera_of(spec, seen, rng),
                     "rays": seen,
                     "spec": spec,
+                    "lamp_specs": [s for s in v.sensors if s.type == "light"],
                     "mount": Mount.of(spec, link),
                     "period": 1.0 / spec.rate,
                     "next": 0.0,
@@ -94,6 +96,11 @@ class CameraTopics:
                     "depth": node.create_publisher(Image, f"{base}/depth", 2),
                     "lights_pub": node.create_publisher(Float64, f"{base}/lights", 2),
                     "lights": 0.0,
+                    "lamps": [
+                        (lamp_of(s), Mount.of(s, sim.model.body_index(s.link)))
+                        for s in v.sensors
+                        if s.type == "light"
+                    ],
                     "servos": CameraMount(spec.value("max_tilt"), tilt_servo, lights_servo, tilt_pwm),
                     "servo_tilt": None,
                     "rate": spec.rate,
@@ -195,11 +202,16 @@ class CameraTopics:
             cam["rays"] = BodyRays(cam["rays"].scene_rays, model, skip={link})
             cam["camera"] = camera_of(cam["spec"], cam["rays"], old.rng)
             cam["mount"] = Mount.of(cam["spec"], link)
+            cam["lamps"] = [(lamp_of(s), Mount.of(s, model.body_index(s.link))) for s in cam["lamp_specs"]]
 
     def publish(self, cam: dict, t: float) -> None:
         R, p = cam["mount"].world(self.data)
         cam["rays"].place(self.data.R_world, self.data.p_world)
-        image, depth = cam["camera"].render(R, p, cam["tilt"])
+        lamps = None
+        if cam["lamps"] and cam["lights"] > 0.0:  # each light's beam along its x axis
+            placed = [(lamp, *mount.world(self.data)) for lamp, mount in cam["lamps"]]
+            lamps = lamp_rows([(lamp, pos, R_l[:, 0]) for lamp, R_l, pos in placed], cam["lights"])
+        image, depth = cam["camera"].render(R, p, cam["tilt"], lamps)
         if cam is self.video_camera and self.video is not None:
             self.video.send(image, t)
         stamp = self.node.stamp_at(t)

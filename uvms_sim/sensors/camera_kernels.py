@@ -150,14 +150,17 @@ def _nearer(rays, world, index, prim, hit_distance, face_normals, face_surfaces,
 def shade(
     rays, world, plane_distance, up, index, prim, hit_distance, face_normals, face_surfaces,
     body_index, body_prim, body_distance, body_normals, body_surfaces,
-    albedo, ambient, max_range, cosines, betas, J, E, depth,
+    albedo, ambient, max_range, cosines, betas, p, lamps, J, E, depth,
 ):  # fmt: skip
     """The first surface along each ray (the plane's distance unless Embree's triangle
     ``prim`` of the scene or ``body_prim`` of the bodies is closer), beyond ``max_range`` none;
     its radiance lit from above into ``J`` (pixels x 3, float32: ``albedo (ambient + (1 -
     ambient) max(0, n . up))``, zero where none), the exponents ``betas z`` of the six
     exponentials (``betas``: minus beta_D then minus beta_B, float32; z the range in float32,
-    ``FAR`` where none) into ``E`` and the optical depth into ``depth`` (NaN where none)."""
+    ``FAR`` where none) into ``E`` and the optical depth into ``depth`` (NaN where none). The
+    lamps (rows of ``lamps``: position, axis, strength, exponent; ``camera.lamp_light``) add their
+    light at the hit point ``p + distance ray`` to the light from above, each channel
+    attenuated along the lamp-to-surface path (``betas[:3]``)."""
     n = rays.shape[0]
     surface = np.empty(n, dtype=np.int64)
     distance = np.empty(n)
@@ -187,14 +190,47 @@ def shade(
             z = far
             depth[i] = np.nan
         else:
-            light = F32(ambient + (1.0 - ambient) * max(-nz[i], 0.0))
+            base = ambient + (1.0 - ambient) * max(-nz[i], 0.0)
             s = surface[i]
-            for c in range(3):
-                J[i, c] = albedo[s, c] * light
+            if lamps.shape[0] == 0:
+                light = F32(base)
+                for c in range(3):
+                    J[i, c] = albedo[s, c] * light
+            else:
+                added = _lamps(rays, world, p, distance[i], normal, i, lamps, betas)
+                for c in range(3):
+                    J[i, c] = albedo[s, c] * F32(base + added[c])
             z = min(F32(distance[i]), far)
             depth[i] = F32(distance[i] * cosines[i])
         for k in range(6):
             E[i, k] = betas[k] * z
+
+
+@njit(cache=True, nogil=True)
+def _lamps(rays, world, p, distance, normal, i, lamps, betas):
+    """``camera.lamp_light`` at pixel ``i``'s hit point (float64, one value a channel)."""
+    out = np.zeros(3)
+    a, b, c = rays[i, 0], rays[i, 1], rays[i, 2]
+    x0 = p[0] + distance * (world[0, 0] * a + world[0, 1] * b + world[0, 2] * c)
+    x1 = p[1] + distance * (world[1, 0] * a + world[1, 1] * b + world[1, 2] * c)
+    x2 = p[2] + distance * (world[2, 0] * a + world[2, 1] * b + world[2, 2] * c)
+    for k in range(lamps.shape[0]):
+        strength = lamps[k, 6]
+        if strength <= 0.0:
+            continue
+        s0, s1, s2 = x0 - lamps[k, 0], x1 - lamps[k, 1], x2 - lamps[k, 2]
+        r = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+        if r <= 0.0:
+            continue
+        u0, u1, u2 = s0 / r, s1 / r, s2 / r
+        cos_b = u0 * lamps[k, 3] + u1 * lamps[k, 4] + u2 * lamps[k, 5]
+        cos_i = -(u0 * normal[i, 0] + u1 * normal[i, 1] + u2 * normal[i, 2])
+        if cos_b <= 0.0 or cos_i <= 0.0:
+            continue
+        e = strength * cos_b ** lamps[k, 7] * cos_i / (r * r)
+        for ch in range(3):
+            out[ch] += e * np.exp(float(betas[ch]) * r)  # betas: minus beta_D
+    return out
 
 
 @njit(cache=True, nogil=True)
