@@ -287,7 +287,7 @@ def test_no_camera_no_video():
 
     from uvms_sim.ros.node import SimulatorNode
 
-    overrides = [Parameter("description", value="bluerov2_heavy"), Parameter("ardusub_frame", value="none"),
+    overrides = [Parameter("description", value="bluerov1"), Parameter("ardusub_frame", value="none"),
                  Parameter("video_port", value=5600)]  # fmt: skip
     with ros_context() as (ctx, _executor), pytest.raises(ValueError, match="declares no camera to stream"):
         SimulatorNode(context=ctx, parameter_overrides=overrides).destroy_node()
