@@ -241,7 +241,7 @@ def water(node, seconds: float, repeats: int = 3) -> None:
             per_core = sorted(r / max(c, 1e-9) * 100.0 for r, c in runs)  # simulated s per CPU s of the node
             who = "odom, imu, tf, mavros pose, markers read" if listen else "no listeners"
             print(
-                f"  {label:38s} {who:40s}: {rtfs[0]:6.1f} / {rtfs[len(rtfs) // 2]:6.1f} / {rtfs[-1]:6.1f}x "
+                f"  {label:52s} {who:40s}: {rtfs[0]:6.1f} / {rtfs[len(rtfs) // 2]:6.1f} / {rtfs[-1]:6.1f}x "
                 f"real time (min / median / max of {repeats}), node CPU {runs[len(runs) // 2][1]:5.1f} % "
                 f"of one core; {per_core[len(per_core) // 2]:6.1f}x real time per CPU second of the node"
             )
@@ -296,7 +296,8 @@ def arm(node, seconds: float, description: str = "bluerov2_heavy_alpha5") -> Non
 def camera(node, seconds: float, repeats: int = 3) -> None:
     """The BlueROV2 (no other sensor) at 1 kHz physics as fast as possible, 4 m down over
     benchmarks/bench_camera.py's scene (a 35 m heightmap seabed 10 m down and three
-    structures), without a camera and with a 640 x 480 camera at 15 Hz looking 30 degrees down,
+    structures), without a camera, as shipped (its camera and two lights) and with a 640 x 480
+    camera at 15 Hz looking 30 degrees down (and the two lights, off),
     noise on, first with nobody subscribed to it (it renders nothing then), then with this
     process subscribed to its camera_info (as a viewer). The camera renders on its own thread at
     its rate of simulated time, or as fast as it can when the physics runs faster (then frames
@@ -322,12 +323,19 @@ def camera(node, seconds: float, repeats: int = 3) -> None:
     vehicle = description["vehicles"][0]
     vehicle["initial_pose"] = {"position": [0.0, 0.0, 4.0], "rpy": [0.0, 0.0, 0.0]}
     folder = Path(tempfile.mkdtemp())
+    (folder / "shipped.yaml").write_text(yaml.safe_dump(description))  # its camera and lights
+    shipped = vehicle.pop("sensors", [])
     (folder / "no_camera.yaml").write_text(yaml.safe_dump(description))
-    vehicle["sensors"] = [{"type": "camera", "name": "front", "position": [0.2, 0.0, 0.0], "tilt": -0.5236}]
+    lights = [s for s in shipped if s["type"] == "light"]
+    vehicle["sensors"] = [
+        {"type": "camera", "name": "front", "position": [0.2, 0.0, 0.0], "tilt": -0.5236},
+        *lights,
+    ]
     (folder / "camera.yaml").write_text(yaml.safe_dump(description))
     print("simulator node, BlueROV2 + MAVROS shim, 1 kHz physics, as fast as possible: a camera, noise on")
     for label, name, listened in (
         ("no camera", "no_camera", False),
+        ("shipped BlueROV2 (camera, lights), nobody subscribed", "shipped", False),
         ("640 x 480 camera, nobody subscribed", "camera", False),
         ("640 x 480 camera, viewed", "camera", True),
     ):
@@ -341,7 +349,7 @@ def camera(node, seconds: float, repeats: int = 3) -> None:
         rtfs, mid = [r[0] for r in runs], runs[len(runs) // 2]
         frames = f", {mid[2]:5.1f} frames a wall second ({mid[3]:4.1f} a simulated second)" if mid[2] else ""
         print(
-            f"  {label:42s}: {rtfs[0]:6.1f} / {rtfs[len(rtfs) // 2]:6.1f} / {rtfs[-1]:6.1f}x real time "
+            f"  {label:52s}: {rtfs[0]:6.1f} / {rtfs[len(rtfs) // 2]:6.1f} / {rtfs[-1]:6.1f}x real time "
             f"(min / median / max of {repeats}), node CPU {mid[1]:5.1f} % of one core{frames}"
         )
 

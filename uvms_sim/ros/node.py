@@ -311,7 +311,7 @@ class SimulatorNode(Node):
                 self, self.sim, self.system, self.lock, get("frame_prefix"), self.tf_names,
                 bool(get("sensor_noise")), int(get("sensor_seed")), video=self._video_parameters(get),
                 mount=(int(get("mount_tilt_servo")), int(get("lights_servo")), tuple(get("mount_tilt_pwm"))),
-                servo_outputs=self.sitl.servo_outputs if self.sitl is not None else None,
+                servo_outputs=self.sitl.servo_outputs if self.sitl is not None else self._emulated_servos,
             )  # fmt: skip
         elif self._video_parameters(get) is not None:
             raise ValueError("parameter video_port: the description declares no camera to stream")
@@ -326,6 +326,17 @@ class SimulatorNode(Node):
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.run_physics, name="uvms_sim_physics", daemon=True)
         self.thread.start()
+
+    def _emulated_servos(self, vehicle: int) -> tuple[int, ...] | None:
+        """The servo PWMs of the emulated ArduSub that drives the description's vehicle
+        ``vehicle`` (``mavros_shim``), None when none does."""
+        from .mavros_shim import drives
+
+        v = self.system.vehicles[vehicle]
+        for io in self.vehicles:
+            if io.shim is not None and drives(self.sim.model, v, io.frames.root):
+                return io.shim.servo_outputs()
+        return None
 
     def _video_parameters(self, get) -> dict | None:
         """The video stream's parameters (``video_*``) checked, or None when it is off;
