@@ -164,6 +164,11 @@ class CameraTopics:
 
     def run(self) -> None:
         while not self.stop_event.is_set():
+            # whether a camera is due, without the lock (a float read; the physics thread keeps
+            # the lock most of the time, and this loop wakes every 2 ms)
+            if not any(float(self.sim.state.t) >= c["next"] for c in self.cameras):
+                self.stop_event.wait(0.002)
+                continue
             with self.lock:  # the model with its state (objects added at run time change both)
                 t = float(self.sim.state.t)
                 due = [c for c in self.cameras if t >= c["next"]]
