@@ -287,8 +287,15 @@ class ArduSubEmulator:
         self.arm(False)
 
     # -- the loop ---------------------------------------------------------------------------
-    def update(self, state: VehicleState, dt: float) -> dict[int, float]:
-        """One autopilot cycle: motor number -> PWM (us). The camera mount moves armed or not."""
+    @property
+    def needs_state(self) -> bool:
+        """Whether ``update`` reads the vehicle's state: armed in a stabilised mode (disarmed or
+        in MANUAL the outputs follow the sticks alone, so a caller may pass None)."""
+        return self.armed and self.mode != "MANUAL"
+
+    def update(self, state: VehicleState | None, dt: float) -> dict[int, float]:
+        """One autopilot cycle: motor number -> PWM (us). ``state`` may be None when
+        ``needs_state`` is false. The camera mount moves armed or not."""
         lo, hi = self.mount_limits
         rate = float(normalize_rc(self.rc[7])) * self.mount_rate  # channel 8: a tilt rate
         self.mount_tilt = min(hi, max(lo, self.mount_tilt + rate * dt))
@@ -298,6 +305,8 @@ class ArduSubEmulator:
         if self.mode == "MANUAL":
             roll, pitch, yaw, throttle = sticks["roll"], sticks["pitch"], sticks["yaw"], sticks["throttle"]
         else:
+            if state is None:
+                raise ValueError(f"ArduSub's {self.mode} needs the vehicle's state")
             roll, pitch, yaw = self._attitude(state, sticks, dt)
             throttle = sticks["throttle"] if self.mode == "STABILIZE" else self._depth(state, sticks, dt)
         out = mix(

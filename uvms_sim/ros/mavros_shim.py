@@ -55,6 +55,7 @@ from std_msgs.msg import Float64
 
 from ..actuators.ardusub import FRAMES, MOUNT_LIMITS, RC_INPUTS, ArduSubEmulator, VehicleState, infer_frame
 from . import messages
+from .messages import wanted
 
 FS_PILOT_TIMEOUT = 3.0  # s, ArduSub's FS_PILOT_TIMEOUT default
 JS_GAIN_DEFAULT = 0.5
@@ -173,12 +174,15 @@ class MavrosShim:
         sim = self.node.sim
         root = self.io.frames.root
         s = sim.model.q_slice(root)
-        state = VehicleState.from_free_joint(sim.state.q[s], sim.state.v[sim.model.v_slice(root)])
+        state = None
+        if self.autopilot.needs_state:  # disarmed or MANUAL: the sticks alone
+            state = VehicleState.from_free_joint(sim.state.q[s], sim.state.v[sim.model.v_slice(root)])
         self.outputs = self.autopilot.update(state, dt)
-        pwm = sim.thrusters.pwm.copy()
-        for motor, value in self.outputs.items():
-            pwm[self.motor_index[motor]] = value
-        if not np.array_equal(pwm, sim.thrusters.pwm):  # unchanged outputs: nothing to redo
+        pwm = sim.thrusters.pwm
+        if any(pwm[self.motor_index[m]] != value for m, value in self.outputs.items()):
+            pwm = pwm.copy()  # unchanged outputs: nothing to redo
+            for motor, value in self.outputs.items():
+                pwm[self.motor_index[motor]] = value
             sim.thrusters.set_pwm(pwm)
 
     def servo_outputs(self) -> tuple[int, ...]:
@@ -197,6 +201,29 @@ class MavrosShim:
         msg.mode = self.autopilot.mode
         msg.system_status = 4 if self.autopilot.armed else 3
         self.state_pub.publish(msg)
+
+    def listened(self) -> bool:
+        """Whether ``publish`` has anything to do with the estimate: a telemetry topic with a
+        reader, or the start depth not yet taken (``publish_status`` does the rest)."""
+        if self.start_depth is None:
+            return True
+        return any(
+            wanted(pub)
+            for pub in (
+                self.rc_out_pub,
+                self.rc_in_pub,
+                self.imu_pub,
+                self.pose_pub,
+                self.odom_pub,
+                self.alt_pub,
+            )
+        )
+
+    def publish_status(self) -> None:
+        """mavros/state when it changed (every publish period, with or without telemetry)."""
+        if self.state_dirty:
+            self.state_dirty = False
+            self.publish_state()
 
     def publish(self, stamp, odom: Odometry, imu: Imu) -> None:
         """The telemetry topics; a message is built only for a topic with subscribers."""
@@ -235,9 +262,7 @@ class MavrosShim:
             self.odom_pub.publish(local)
         if wanted(self.alt_pub):
             self.alt_pub.publish(Float64(data=float(z - self.start_depth)))
-        if self.state_dirty:
-            self.state_dirty = False
-            self.publish_state()
+        self.publish_status()
 
 
 def drives(model, vehicle, root: int) -> bool:
@@ -258,12 +283,6 @@ def mount_limits(system, model, root: int) -> tuple[float, float]:
                 if spec.type == "camera":
                     return -spec.value("max_tilt"), spec.value("max_tilt")
     return MOUNT_LIMITS
-
-
-def wanted(publisher) -> bool:
-    """Whether a topic has subscribers (a recorder counts): messages nobody reads are not
-    built, which matters when the simulator runs many times faster than real time."""
-    return publisher.get_subscription_count() > 0
 
 
 __all__ = ["MavrosShim", "infer_frame", "messages", "wanted"]
