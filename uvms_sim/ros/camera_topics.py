@@ -2,7 +2,8 @@
 ``uvms_sim.sensors.camera``; the scene and the bodies where they are, ``sensors.body_rays``, but
 the link the camera sits in: its vehicle's hull is not seen from inside), rendered on a thread
 of their own at their rate of simulated time (as fast as the machine allows when it cannot keep
-up; only the optical frame's transform while nothing subscribes to its images) and published
+up; while nothing subscribes to its images, nothing rendered and only the optical frame's
+transform and the lights' level for their readers) and published
 under the vehicle's namespace:
 
 - ``camera/<name>/image_raw`` (sensor_msgs/Image, rgb8), ``camera/<name>/camera_info``
@@ -46,6 +47,7 @@ from ..sensors.camera import OPTICAL, camera_of, lamp_of, lamp_rows
 from ..sensors.mount import Mount
 from ..viz.video import VideoStream
 from . import messages
+from .messages import wanted
 
 ServoOutputs = Callable[[int], "tuple[int, ...] | None"]
 
@@ -164,33 +166,53 @@ class CameraTopics:
 
     def run(self) -> None:
         while not self.stop_event.is_set():
+            # whether a camera is due, without the lock (a float read; the physics thread keeps
+            # the lock most of the time, and this loop wakes every 2 ms)
+            if not any(float(self.sim.state.t) >= c["next"] for c in self.cameras):
+                self.stop_event.wait(0.002)
+                continue
+            try:  # who looks (a recorder counts), asked without the lock
+                watched = {id(c) for c in self.cameras if self._watched(c)}
+            except Exception:  # the context is shutting down under us
+                if self.node.context.ok():
+                    raise
+                return
             with self.lock:  # the model with its state (objects added at run time change both)
                 t = float(self.sim.state.t)
                 due = [c for c in self.cameras if t >= c["next"]]
-                if due:
+                pwms = {c["vehicle"]: self._servos(c["vehicle"]) for c in due}  # at t, as the state
+                render = any(id(c) in watched for c in due)
+                if render:
                     q = np.array(self.sim.state.q, copy=True)
                     model = self.sim.model
-                    pwms = {c["vehicle"]: self._servos(c["vehicle"]) for c in due}  # at t, as the state
             if not due:
                 self.stop_event.wait(0.002)
                 continue
-            if model is not self.model:  # objects added: the cameras see them too
-                self._see(model)
-            placements(model, self.data, q)
+            if render:
+                if model is not self.model:  # objects added: the cameras see them too
+                    self._see(model)
+                placements(model, self.data, q)
             for cam in due:
                 cam["next"] = max(cam["next"] + cam["period"], t)
                 try:
                     self.follow_servos(cam, pwms[cam["vehicle"]])
-                    streamed = cam is self.video_camera and self.video is not None
-                    if streamed or any(cam[k].get_subscription_count() for k in ("image", "depth", "info")):
+                    if id(cam) in watched:
                         self.publish(cam, t)
-                    else:  # nobody looks (a recorder counts): no frame rendered, the frame on /tf
-                        self.publish_tf(cam, self.node.stamp_at(t))
-                        cam["lights_pub"].publish(Float64(data=float(cam["lights"])))
+                    else:  # nobody looks: no frame rendered, the frame on /tf and the lights if read
+                        if wanted(self.node.tf_pub):
+                            self.publish_tf(cam, self.node.stamp_at(t))
+                        if wanted(cam["lights_pub"]):
+                            cam["lights_pub"].publish(Float64(data=float(cam["lights"])))
                 except Exception:  # the context is shutting down under us
                     if self.node.context.ok():
                         raise
                     return
+
+    def _watched(self, cam: dict) -> bool:
+        """Whether the camera's images are read (or streamed): only then is it rendered."""
+        if cam is self.video_camera and self.video is not None:
+            return True
+        return any(wanted(cam[k]) for k in ("image", "depth", "info"))
 
     def _see(self, model) -> None:
         """The model changed (objects added at run time): the state's layout and the bodies

@@ -197,9 +197,10 @@ def shade(
                 for c in range(3):
                     J[i, c] = albedo[s, c] * light
             else:
-                added = _lamps(rays, world, p, distance[i], normal, i, lamps, betas)
-                for c in range(3):
-                    J[i, c] = albedo[s, c] * F32(base + added[c])
+                add0, add1, add2 = _lamps(rays, world, p, distance[i], normal, i, lamps, betas)
+                J[i, 0] = albedo[s, 0] * F32(base + add0)
+                J[i, 1] = albedo[s, 1] * F32(base + add1)
+                J[i, 2] = albedo[s, 2] * F32(base + add2)
             z = min(F32(distance[i]), far)
             depth[i] = F32(distance[i] * cosines[i])
         for k in range(6):
@@ -209,11 +210,12 @@ def shade(
 @njit(cache=True, nogil=True)
 def _lamps(rays, world, p, distance, normal, i, lamps, betas):
     """``camera.lamp_light`` at pixel ``i``'s hit point (float64, one value a channel)."""
-    out = np.zeros(3)
+    r0 = r1 = r2 = 0.0
     a, b, c = rays[i, 0], rays[i, 1], rays[i, 2]
     x0 = p[0] + distance * (world[0, 0] * a + world[0, 1] * b + world[0, 2] * c)
     x1 = p[1] + distance * (world[1, 0] * a + world[1, 1] * b + world[1, 2] * c)
     x2 = p[2] + distance * (world[2, 0] * a + world[2, 1] * b + world[2, 2] * c)
+    b0, b1, b2 = float(betas[0]), float(betas[1]), float(betas[2])  # minus beta_D
     for k in range(lamps.shape[0]):
         strength = lamps[k, 6]
         if strength <= 0.0:
@@ -228,9 +230,10 @@ def _lamps(rays, world, p, distance, normal, i, lamps, betas):
         if cos_b <= 0.0 or cos_i <= 0.0:
             continue
         e = strength * cos_b ** lamps[k, 7] * cos_i / (r * r)
-        for ch in range(3):
-            out[ch] += e * np.exp(float(betas[ch]) * r)  # betas: minus beta_D
-    return out
+        r0 += e * np.exp(b0 * r)
+        r1 += e * np.exp(b1 * r)
+        r2 += e * np.exp(b2 * r)
+    return r0, r1, r2
 
 
 @njit(cache=True, nogil=True)
