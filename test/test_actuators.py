@@ -327,15 +327,19 @@ def test_alt_hold_stops_where_ardusub_stops(config, frame, stick):
 
 
 def test_alt_hold_shaping_and_stick_mapping_are_ardusubs():
-    """The stick's climb rate (the firmware's parameters): +-1 m/s at the ends, zero within +-40 us of centre
-    (THR_DZ 100 x joystick gain 0.5 in control_in units of 0.8 us), linear in between; the
+    """The stick's climb rate (the firmware's parameters): +-1 m/s at the ends, zero from 1462 to
+    1538 us (THR_DZ 100 x joystick gain 0.5 around the throttle channel's middle 480, in
+    control_in units of 0.77 us: RC3_DZ's 30 us come off the bottom of the range), linear in
+    between on the integer control_in; the
     shaped stop from speed v with acceleration limit a and jerk limit j is
     v^2/(2a) + v a/(2j) when v > a^2/j (a trapezoidal deceleration), within 2 mm: the square-root
     controller's linear region near zero velocity (gain j/a) ends it on an exponential tail."""
     p = ALT_HOLD_FIRMWARE
     assert climb_rate(p, 1100) == -1.0 and climb_rate(p, 1900) == 1.0
-    assert climb_rate(p, 1539) == 0.0 and climb_rate(p, 1461) == 0.0
-    assert climb_rate(p, 1700) == pytest.approx(1.0 * (750 - 550) / 450)
+    assert climb_rate(p, 1538) == 0.0 and climb_rate(p, 1462) == 0.0
+    assert climb_rate(p, 1539) > 0.0 and climb_rate(p, 1461) < 0.0
+    assert climb_rate(p, 1700) == pytest.approx(1.0 * (740 - 530) / 470)  # control_in 740
+    assert climb_rate(p, 1300) == pytest.approx(1.0 * (220 - 430) / 430)  # control_in 220
     assert climb_rate(ALT_HOLD_SITL, 1100) == -2.0  # sub.parm's PILOT_SPEED_UP 200 cm/s
     a, j = p.pilot_accel_z, p.jerk_max
     assert j == pytest.approx(min(50.0, 1.0 * 2 * np.pi * 20.0 / 5.0))

@@ -255,7 +255,6 @@ def main() -> int:
         t_release = physics.now()[0]
         log += fly(mav, physics, 12.0, gcs)
         real_stop = stop_after_release(physics.history, t_release)
-        emulated_stop = emulated_dive(args.description, hold[-1, 1], 5.0, 150, args.althold)
         sticks = {}
         for name, stick, axis in (
             ("forward", {"x": 500}, 0),
@@ -269,6 +268,9 @@ def main() -> int:
             log += fly(mav, physics, 3.0, gcs)
         gcs.send(lambda m: m.arducopter_disarm())
         fly(mav, physics, 1.0, gcs)
+        # computed once ArduSub is disarmed: nothing of the flight waits for it (the ground
+        # station thread keeps the heartbeat and the sticks going meanwhile all the same)
+        emulated_stop = emulated_dive(args.description, hold[-1, 1], 5.0, 150, args.althold)
         # ArduSub's attitude estimate against the physics, on SITL's clock (time_boot_ms)
         times = np.array([h[0] for h in physics.history])
         eul = np.array([quat2euler(h[1][3:7], "rzyx")[::-1] for h in physics.history])  # roll, pitch, yaw

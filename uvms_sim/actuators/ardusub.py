@@ -195,6 +195,10 @@ class ArduSubEmulator:
     directions: dict[int, float] = field(default_factory=dict)
     gains: ModeGains = field(default_factory=ModeGains)
     fv_coupling: float = 1.0  # MOT_FV_CPLNG_K
+    # RC_OPTIONS' ARMING_CHECK_THROTTLE (bit 5): the firmware's default; ArduPilot's sub.parm for
+    # SITL sets RC_OPTIONS 0, with which ArduSub arms whatever the throttle stick
+    arming_check_throttle: bool = True
+    throttle_dead_zone: float = 30.0  # RC3_DZ (Sub::init_rc_in's default), us
 
     def __post_init__(self) -> None:
         if self.frame not in FRAMES:
@@ -209,6 +213,14 @@ class ArduSubEmulator:
         self.throttle = Throttle()
 
     # -- commands ---------------------------------------------------------------------------
+    def arming_refusal(self) -> str | None:
+        """Why ArduSub refuses to arm now, or None (``AP_Arming_Sub::arm``): with
+        ``arming_check_throttle`` and THR_ARM_POS 1 (both defaults) the throttle channel must be
+        within its trim +- RC3_DZ (``RC_Channel::in_trim_dz``: 1470-1530 us, ends included)."""
+        if self.arming_check_throttle and abs(self.rc[2] - 1500.0) > self.throttle_dead_zone:
+            return "Throttle not centered/close to trim"
+        return None
+
     def arm(self, value: bool = True) -> None:
         self.armed = bool(value)
         self._reset_controllers()
