@@ -13,7 +13,8 @@ from a thread of its own, and at once whenever the sticks change. The manoeuvres
 (``MANOEUVRES``): arming with the throttle up (sub.parm's RC_OPTIONS 0, then the firmware's
 default RC_OPTIONS 32), the MANUAL sticks one axis at a time, STABILIZE attitude steps and
 their release, ALT_HOLD dives and climbs at several throttle sticks from rest and their
-release, and the pilot-input failsafe (the RC channels stopped, the heartbeat kept). Between
+release, and the pilot-input failsafe (the RC channels stopped, the heartbeat kept; SITL's
+simulated RC receiver is switched off with SIM_RC_FAIL 1, as a BlueROV2 has none). Between
 manoeuvres ArduSub brings the vehicle back to ``--depth`` in ALT_HOLD and holds it there.
 
 The output (gzip JSON) holds, per manoeuvre: its mode, the RC channels in effect from each
@@ -200,7 +201,7 @@ def arm(mav, station: Station, physics: Physics, events, value: bool = True, tri
     for _ in range(tries):
         station.send(lambda m: m.arducopter_arm() if value else m.arducopter_disarm())
         wait_sim(physics, 0.5, mav, events)
-        if mav.motors_armed() == value:
+        if bool(mav.motors_armed()) == value:
             return True
     return False
 
@@ -243,6 +244,13 @@ def main() -> int:
     ap.add_argument("--depth", type=float, default=5.0, help="m, where every manoeuvre starts")
     ap.add_argument("--rate", type=float, default=25.0, help="Hz of the stored traces")
     ap.add_argument("--only", default="", help="comma-separated manoeuvre names (default: all)")
+    ap.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        help="NAME=VALUE added after --defaults (repeatable), e.g. SERVO8_FUNCTION=40: sub.parm gives "
+        "SERVO8 to the camera mount, which leaves a BlueROV2 Heavy's motor 8 without an output",
+    )
     ap.add_argument("--out", required=True, help="the traces (gzip JSON)")
     args = ap.parse_args()
     only = set(filter(None, args.only.split(",")))
@@ -250,14 +258,21 @@ def main() -> int:
     physics = Physics(args.description)
     physics.start()
     workdir = tempfile.mkdtemp(prefix="ardusub_traces_")
-    cmd = [args.ardusub, "--model", "JSON:127.0.0.1", "--defaults", args.defaults, "--home", HOME,
+    # a BlueROV2 has no RC receiver: SITL's simulated one (50 Hz of default pulses on UDP) would
+    # count as pilot input and keep the pilot-input failsafe from ever acting
+    extra = os.path.join(workdir, "no_rc_receiver.parm")
+    params = ["SIM_RC_FAIL 1"] + [p.replace("=", " ") for p in args.param]
+    with open(extra, "w") as f:
+        f.write("\n".join(params) + "\n")
+    defaults = f"{args.defaults},{extra}"
+    cmd = [args.ardusub, "--model", "JSON:127.0.0.1", "--defaults", defaults, "--home", HOME,
            "-w", "--speedup", str(args.speedup)]  # fmt: skip
     sitl = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall0 = time.monotonic()
     events: list[dict] = []
     out: dict = {
         "description": args.description,
-        "defaults": [os.path.basename(p) for p in args.defaults.split(",")],
+        "defaults": [os.path.basename(p) for p in args.defaults.split(",")] + params,
         "speedup": args.speedup,
         "rate": args.rate,
         "columns": "t,n,e,d,roll,pitch,yaw,u,v,w,p,q,r,servo1..servo8".split(","),
@@ -292,7 +307,7 @@ def main() -> int:
             wait_sim(physics, 1.0, mav, events)
         out["arming_throttle_up"] = arming
         if not arm(mav, station, physics, events):
-            raise RuntimeError("ArduSub refused to arm")
+            raise RuntimeError(f"ArduSub refused to arm: {events[-12:]}")
 
         for name, mode, schedule in MANOEUVRES:
             if only and name not in only:
@@ -309,7 +324,8 @@ def main() -> int:
             t1 = physics.now()
             rc = [[round(t - t0, 4), list(ch) if ch else None] for t, ch in station.log[k0:]]
             out["manoeuvres"].append({
-                "name": name, "mode": mode, "q0": q0.round(6).tolist(), "v0": v0.round(6).tolist(),
+                "name": name, "mode": mode, "t0": round(t0, 4), "q0": q0.round(6).tolist(),
+                "v0": v0.round(6).tolist(),
                 "rc": [[0.0, list(station.channels)]] if not rc else rc,
                 "trace": state_rows(physics, t0, t1, args.rate),
             })  # fmt: skip
@@ -326,8 +342,8 @@ def main() -> int:
             if t_disarm is None and not mav.motors_armed():
                 t_disarm = physics.now() - t0
         out["manoeuvres"].append({
-            "name": "pilot_input_failsafe", "mode": "ALT_HOLD", "q0": q0.round(6).tolist(),
-            "v0": v0.round(6).tolist(),
+            "name": "pilot_input_failsafe", "mode": "ALT_HOLD", "t0": round(t0, 4),
+            "q0": q0.round(6).tolist(), "v0": v0.round(6).tolist(),
             "rc": [[round(t - t0, 4), list(ch) if ch else None] for t, ch in station.log[k0:]],
             "trace": state_rows(physics, t0, physics.now(), args.rate),
             "disarmed_after": None if t_disarm is None else round(t_disarm, 3),
