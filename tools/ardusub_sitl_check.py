@@ -206,7 +206,16 @@ def main() -> int:
     physics = Physics(args.description)
     physics.start()
     workdir = tempfile.mkdtemp(prefix="ardusub_sitl_")
-    cmd = [args.ardusub, "--model", "JSON:127.0.0.1", "--defaults", args.defaults, "--home", HOME,
+    # as on a real vehicle: no RC receiver (SITL simulates one, whose pulses would count as pilot
+    # input and hide a gap in MANUAL_CONTROL from the pilot-input failsafe), and an eight-thruster
+    # vehicle's motor 8 on SERVO8 (sub.parm gives SERVO8 to the camera mount)
+    extra = os.path.join(workdir, "vehicle.parm")
+    with open(extra, "w") as f:
+        f.write("SIM_RC_FAIL 1\n")
+        if 8 in physics.backend.bank.motors:
+            f.write("SERVO8_FUNCTION 40\n")
+    defaults = f"{args.defaults},{extra}"
+    cmd = [args.ardusub, "--model", "JSON:127.0.0.1", "--defaults", defaults, "--home", HOME,
            "-w", "--speedup", str(args.speedup)]  # fmt: skip
     sitl = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wall0 = time.monotonic()
