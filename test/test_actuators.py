@@ -298,11 +298,11 @@ def test_alt_hold_stops_where_ardusub_stops(config, frame, stick):
     vehicle goes no more than 0.05 m past the depth it then holds (ArduSub's shaped target:
     the dive rate brought to zero at PILOT_ACCEL_Z with PSC_JERK_Z, tracked by its position /
     velocity / acceleration cascade), and holds the controller's target within 0.01 m. At
-    1400 us (0.17 m/s) and 1300 us (0.44 m/s) the vehicle follows the requested rate and the
-    target stops within 0.01 m of the kinematic stopping point from where it was at release
-    (the vehicle trails it by up to 0.04 m while diving); at
-    1100 us (1 m/s requested) the thrusters saturate and the target runs ahead of the vehicle by
-    the position controller's error limit, as ArduSub's does."""
+    1400 us (0.37 m/s) the vehicle follows the requested rate and the target stops within
+    0.01 m of the kinematic stopping point from where it was at release (the vehicle trails it
+    by up to 0.04 m while diving); at 1300 and 1100 us (0.98 and 2 m/s requested) the
+    thrusters saturate and the target runs ahead of the vehicle by the position controller's
+    error limit, as ArduSub's does."""
 
     def start(sim):
         sim.state.q[2] = 2.0
