@@ -69,6 +69,7 @@ def measure(
     rss=None,
     started=None,
     count: str | None = None,
+    markers: bool = False,
 ) -> tuple[float, float]:
     """(achieved real-time factor, CPU % of one core) of a node process; with ``listen`` this
     process also subscribes to odometry, IMU, TF and the MAVROS pose (a user's controller and
@@ -76,7 +77,8 @@ def measure(
     the window, the node's resident memory in MB) every second; ``started()`` runs once the
     node is up (e.g. to send it a goal); ``count``: a sensor_msgs/CameraInfo topic whose
     messages in the window are counted into ``measure.counted`` (as frames a wall second and a
-    simulated second)."""
+    simulated second); ``markers``: this process also subscribes to the RViz markers (the
+    node builds them only for a reader)."""
     cmd = [
         sys.executable, "-m", "uvms_sim.ros.node", "--ros-args", "-p", "use_sim_time:=true",
         "-p", f"real_time_factor:={rtf}", "-p", f"physics_rate:={physics_rate}", "-p", "publish_rate:=50.0",
@@ -110,6 +112,10 @@ def measure(
         if listen
         else []
     )
+    if markers:
+        from visualization_msgs.msg import MarkerArray
+
+        others.append(node.create_subscription(MarkerArray, "/markers", lambda m: None, 10))
     frames: list[float] = []
     if count is not None:
         from sensor_msgs.msg import CameraInfo
@@ -129,7 +135,7 @@ def measure(
             if rss is not None and time.monotonic() >= next_rss:
                 rss.append((time.monotonic() - w0, rss_mb(proc.pid)))
                 next_rss += 1.0
-            if listen or count is not None:
+            if listen or markers or count is not None:
                 rclpy.spin_once(node, timeout_sec=0.05)
             else:
                 time.sleep(0.05)
@@ -167,14 +173,14 @@ def views(node, seconds: float) -> None:
     print("simulator node, BlueROV2 + MAVROS shim, 1 kHz physics, as fast as possible: the views")
     for label, extra in (
         ("views off (marker_rate 0)", ("-p", "marker_rate:=0.0")),
-        ("RViz markers at 10 Hz (default)", ()),
+        ("RViz markers at 10 Hz (default), read", ()),
         ("+ browser view served, no browser", ("-p", f"web_view_port:={port}")),
         ("+ a headless Chromium showing it", ("-p", f"web_view_port:={port}")),
     ):
         holder: dict = {}
         if "Chromium" in label:  # open the page once the node serves it
             threading.Timer(3.0, lambda h=holder: h.setdefault("b", browser(page))).start()
-        rtf, cpu = measure(0.0, seconds, node, 1000.0, extra)
+        rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, markers="markers" in label or "+" in label)
         if holder.get("b") is not None:
             holder["b"].quit()
         elif "Chromium" in label:
@@ -227,15 +233,18 @@ def water(node, seconds: float, repeats: int = 3) -> None:
         ("JONSWAP sea, 64 components", str(folder / "sea.yaml")),
         ("+ 50-segment tether, 0.5 m/s current", "bluerov2_tethered"),
     ):
-        runs = sorted(measure(0.0, seconds, node, 1000.0, ("-p", f"description:={description}"))
-                      for _ in range(repeats))  # fmt: skip
-        rtfs = [r for r, _ in runs]
-        per_core = sorted(r / max(c, 1e-9) * 100.0 for r, c in runs)  # simulated s per CPU s of the node
-        print(
-            f"  {label:42s}: {rtfs[0]:6.1f} / {rtfs[len(rtfs) // 2]:6.1f} / {rtfs[-1]:6.1f}x real time "
-            f"(min / median / max of {repeats}), node CPU {runs[len(runs) // 2][1]:5.1f} % of one core; "
-            f"{per_core[len(per_core) // 2]:6.1f}x real time per CPU second of the node"
-        )
+        for listen in (False, True):
+            extra = ("-p", f"description:={description}")
+            runs = sorted(measure(0.0, seconds, node, 1000.0, extra, listen=listen, markers=listen)
+                          for _ in range(repeats))  # fmt: skip
+            rtfs = [r for r, _ in runs]
+            per_core = sorted(r / max(c, 1e-9) * 100.0 for r, c in runs)  # simulated s per CPU s of the node
+            who = "odom, imu, tf, mavros pose, markers read" if listen else "no listeners"
+            print(
+                f"  {label:52s} {who:40s}: {rtfs[0]:6.1f} / {rtfs[len(rtfs) // 2]:6.1f} / {rtfs[-1]:6.1f}x "
+                f"real time (min / median / max of {repeats}), node CPU {runs[len(runs) // 2][1]:5.1f} % "
+                f"of one core; {per_core[len(per_core) // 2]:6.1f}x real time per CPU second of the node"
+            )
 
 
 def arm(node, seconds: float, description: str = "bluerov2_heavy_alpha5") -> None:
@@ -287,7 +296,8 @@ def arm(node, seconds: float, description: str = "bluerov2_heavy_alpha5") -> Non
 def camera(node, seconds: float, repeats: int = 3) -> None:
     """The BlueROV2 (no other sensor) at 1 kHz physics as fast as possible, 4 m down over
     benchmarks/bench_camera.py's scene (a 35 m heightmap seabed 10 m down and three
-    structures), without a camera and with a 640 x 480 camera at 15 Hz looking 30 degrees down,
+    structures), without a camera, as shipped (its camera and two lights) and with a 640 x 480
+    camera at 15 Hz looking 30 degrees down (and the two lights, off),
     noise on, first with nobody subscribed to it (it renders nothing then), then with this
     process subscribed to its camera_info (as a viewer). The camera renders on its own thread at
     its rate of simulated time, or as fast as it can when the physics runs faster (then frames
@@ -313,12 +323,19 @@ def camera(node, seconds: float, repeats: int = 3) -> None:
     vehicle = description["vehicles"][0]
     vehicle["initial_pose"] = {"position": [0.0, 0.0, 4.0], "rpy": [0.0, 0.0, 0.0]}
     folder = Path(tempfile.mkdtemp())
+    (folder / "shipped.yaml").write_text(yaml.safe_dump(description))  # its camera and lights
+    shipped = vehicle.pop("sensors", [])
     (folder / "no_camera.yaml").write_text(yaml.safe_dump(description))
-    vehicle["sensors"] = [{"type": "camera", "name": "front", "position": [0.2, 0.0, 0.0], "tilt": -0.5236}]
+    lights = [s for s in shipped if s["type"] == "light"]
+    vehicle["sensors"] = [
+        {"type": "camera", "name": "front", "position": [0.2, 0.0, 0.0], "tilt": -0.5236},
+        *lights,
+    ]
     (folder / "camera.yaml").write_text(yaml.safe_dump(description))
     print("simulator node, BlueROV2 + MAVROS shim, 1 kHz physics, as fast as possible: a camera, noise on")
     for label, name, listened in (
         ("no camera", "no_camera", False),
+        ("shipped BlueROV2 (camera, lights), nobody subscribed", "shipped", False),
         ("640 x 480 camera, nobody subscribed", "camera", False),
         ("640 x 480 camera, viewed", "camera", True),
     ):
@@ -332,7 +349,7 @@ def camera(node, seconds: float, repeats: int = 3) -> None:
         rtfs, mid = [r[0] for r in runs], runs[len(runs) // 2]
         frames = f", {mid[2]:5.1f} frames a wall second ({mid[3]:4.1f} a simulated second)" if mid[2] else ""
         print(
-            f"  {label:42s}: {rtfs[0]:6.1f} / {rtfs[len(rtfs) // 2]:6.1f} / {rtfs[-1]:6.1f}x real time "
+            f"  {label:52s}: {rtfs[0]:6.1f} / {rtfs[len(rtfs) // 2]:6.1f} / {rtfs[-1]:6.1f}x real time "
             f"(min / median / max of {repeats}), node CPU {mid[1]:5.1f} % of one core{frames}"
         )
 

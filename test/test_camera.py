@@ -187,9 +187,9 @@ def test_the_node_publishes_image_depth_and_info(tmp_path):
         "scene:\n  seabed: {type: plane, depth: 20.0}\n  structures:\n"
         "    - {name: wall, shape: box, size: [1.0, 20.0, 20.0], xyz: [5.5, 0.0, 2.0]}",
     ).replace(
-        "      - {type: dvl,",
+        "      - {type: camera, name: front, position: [0.2, 0.0, 0.0]}",  # the shipped camera, smaller
         "      - {type: camera, name: front, position: [0.2, 0.0, 0.0], width: 64, height: 48, rate: 5,"
-        " noise: false}\n      - {type: dvl,",
+        " noise: false}",
     )
     path = tmp_path / "heavy_camera.yaml"
     path.write_text(text)

@@ -110,3 +110,93 @@ def test_sitl_servo_outputs_tilt_the_camera_and_set_the_lights(tmp_path):
         assert sim.sitl.servo_outputs(0) == tuple(pwm)
         assert np.all(np.isfinite(sim.sim.state.q))
         peer.close()
+
+
+def test_the_emulated_ardusub_turns_rc8_into_a_tilt_rate_and_passes_rc9_to_the_lights():
+    """ArduSub's mount in RC targeting with MNT1_RC_RATE 30 deg/s: channel 8 at 1900 for 1 s
+    tilts up 30 degrees (1700: half that rate), 1500 holds, the angle stops at MNT1_PITCH_MAX;
+    SERVO10 carries the angle as ``SRV_Channels::move_servo`` maps it (which the camera's
+    ``CameraMount`` reads back as the same angle) and SERVO9 channel 9's PWM. Armed or not."""
+    from uvms_sim.actuators.ardusub import ArduSubEmulator, VehicleState
+
+    ap = ArduSubEmulator("vectored_6dof", mount_limits=(-MAX_TILT, MAX_TILT))
+    state = VehicleState(0.0, 0.0, 0.0, np.zeros(3), 1.0, 0.0)
+    mount = CameraMount(MAX_TILT)
+
+    def run(seconds: float, dt: float = 0.005) -> None:
+        for _ in range(round(seconds / dt)):
+            ap.update(state, dt)
+
+    assert ap.servo_outputs({})[8:10] == (0, 1500)  # no lights given yet; the mount level
+    assert mount.lights(ap.servo_outputs({})) is None
+    ap.set_rc([65535] * 7 + [1900])
+    run(1.0)
+    assert math.degrees(ap.mount_tilt) == pytest.approx(30.0, abs=1e-9)
+    pwm = ap.servo_outputs({})
+    assert pwm[9] == ardupilot_pwm(30.0, -45.0, 45.0)
+    assert math.degrees(mount.tilt(pwm)) == pytest.approx(30.0, abs=0.12)  # one microsecond
+    ap.set_rc([65535] * 7 + [1500])
+    run(2.0)
+    assert math.degrees(ap.mount_tilt) == pytest.approx(30.0, abs=1e-9)
+    ap.set_rc([65535] * 7 + [1700])
+    run(2.0)  # 15 deg/s for 2 s: held at MNT1_PITCH_MAX
+    assert ap.mount_tilt == MAX_TILT and ap.servo_outputs({})[9] == 1900
+    ap.arm()
+    ap.set_rc([65535] * 7 + [1100, 1300])
+    run(0.5)
+    assert math.degrees(ap.mount_tilt) == pytest.approx(30.0, abs=1e-9)
+    assert ap.servo_outputs({})[8] == 1300 and mount.lights(ap.servo_outputs({})) == pytest.approx(0.25)
+    ap.set_rc([65535] * 8 + [65534])  # channel 9's release (and 0, 65535): the lights stay
+    ap.set_rc([65535] * 8 + [0])
+    assert ap.servo_outputs({})[8] == 1300
+
+
+def test_an_rc_override_tilts_the_camera_and_sets_the_lights(tmp_path):
+    """The node's emulated ArduSub over DDS: ``mavros/rc/override`` with channel 8 at 1900
+    (OverrideRCIn, 18 channels) turns the camera up at 30 deg/s (its optical frame on /tf, in
+    simulated time) to its max_tilt, 1500 holds it there; channel 9 at 1700 publishes lights
+    0.75 on ``camera/front/lights``; channel 8 at 1100 turns it down."""
+    from mavros_msgs.msg import OverrideRCIn
+    from ros_helpers import simulator, spin_until
+    from std_msgs.msg import Float64
+    from test_camera import _tilt_of
+    from test_video import camera_description
+    from tf2_msgs.msg import TFMessage
+
+    with simulator(description=camera_description(tmp_path)) as (sim, user, executor):
+        tilts: list[tuple[float, float]] = []
+        lights: list[float] = []
+
+        def on_tf(msg: TFMessage) -> None:
+            tilts.extend(
+                (t.header.stamp.sec + 1e-9 * t.header.stamp.nanosec, _tilt_of(t))
+                for t in msg.transforms
+                if t.child_frame_id == "front_optical"
+            )
+
+        user.create_subscription(TFMessage, "/tf", on_tf, 100)
+        user.create_subscription(Float64, "camera/front/lights", lambda m: lights.append(m.data), 10)
+        override = user.create_publisher(OverrideRCIn, "mavros/rc/override", 10)
+
+        def send(ch8: int, ch9: int) -> None:
+            msg = OverrideRCIn()
+            msg.channels = [OverrideRCIn.CHAN_NOCHANGE] * 7 + [ch8, ch9] + [OverrideRCIn.CHAN_NOCHANGE] * 9
+            override.publish(msg)
+
+        assert spin_until(executor, lambda: bool(tilts), timeout=30)
+        assert tilts[-1][1] == pytest.approx(0.0, abs=1e-9)
+        send(1900, 1700)
+        assert spin_until(executor, lambda: abs(math.degrees(tilts[-1][1]) - 45.0) < 0.2, timeout=30)
+        rising = [(t, a) for t, a in tilts if 0.1 < math.degrees(a) < 40.0]
+        assert len(rising) >= 3  # 30 deg/s of simulated time (the camera reads the mount at 10 Hz)
+        (t0, a0), (t1, a1) = rising[0], rising[-1]
+        assert math.degrees(a1 - a0) / (t1 - t0) == pytest.approx(30.0, rel=0.1)
+        assert spin_until(executor, lambda: bool(lights) and lights[-1] == pytest.approx(0.75), timeout=10)
+        send(1500, 0)
+        n = len(tilts)
+        assert spin_until(executor, lambda: len(tilts) > n + 5, timeout=30)
+        assert math.degrees(tilts[-1][1]) == pytest.approx(45.0, abs=0.2)
+        send(1100, 0)
+        assert spin_until(executor, lambda: math.degrees(tilts[-1][1]) < 0.0, timeout=30)
+        assert lights[-1] == pytest.approx(0.75)
+        assert np.all(np.isfinite(sim.sim.state.q))

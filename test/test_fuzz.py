@@ -551,3 +551,32 @@ def test_hostile_csv_runs_are_refused_in_one_line(tmp_path):
         with pytest.raises(BagError) as err:
             read_csv_run(path)
         assert str(path) in str(err.value) and "\n" not in str(err.value), (path, err.value)
+
+
+def test_rc_overrides_keep_the_emulated_mount_and_lights_in_range():
+    """Random RC overrides (every channel, values from MAVLink's whole uint16 range, floats,
+    non-finite ones refused): the emulated ArduSub's mount angle stays finite within its
+    limits and its servo outputs are PWMs (SERVO9 0 or 1100-1900, SERVO10 1100-1900)."""
+    from uvms_sim.actuators.ardusub import ArduSubEmulator, VehicleState
+
+    rng = np.random.default_rng(40)
+    ap = ArduSubEmulator("vectored", mount_limits=(-0.7, 0.5))
+    state = VehicleState(0.0, 0.0, 0.0, np.zeros(3), 1.0, 0.0)
+    for _ in range(2000 * SCALE):
+        n = int(rng.integers(0, 20))
+        kind = rng.integers(0, 3)
+        if kind == 0:
+            channels = rng.integers(0, 65536, size=n).astype(float)
+        elif kind == 1:
+            channels = rng.choice([0.0, 1100.0, 1500.0, 1900.0, 65534.0, 65535.0], size=n)
+        else:
+            channels = np.array([_random_float(rng) for _ in range(n)])
+        try:
+            ap.set_rc(channels)
+        except ValueError:
+            assert not np.all(np.isfinite(channels))
+        ap.update(state, float(rng.uniform(0.0, 0.1)))
+        assert -0.7 <= ap.mount_tilt <= 0.5
+        pwm = ap.servo_outputs(ap.update(state, 0.005))
+        assert pwm[8] == 0 or 1100 <= pwm[8] <= 1900
+        assert 1100 <= pwm[9] <= 1900

@@ -280,11 +280,10 @@ def test_the_browser_view_shows_the_camera_image_and_the_sonar_fan(tmp_path):
 
     heavy = (Path(__file__).resolve().parents[1] / "uvms_sim/config/bluerov2_heavy.yaml").read_text()
     text = heavy.replace(
-        "      - {type: dvl,",
+        "      - {type: camera, name: front, position: [0.2, 0.0, 0.0]}",  # the shipped camera, smaller
         "      - {type: camera, name: front, width: 64, height: 48, rate: 5}\n"
         "      - {type: imaging_sonar, name: fls, beams: 64, max_range: 10, range_resolution: 0.05,"
-        " rate: 5}\n"
-        "      - {type: dvl,",
+        " rate: 5}",
     )
     path = tmp_path / "heavy_views.yaml"
     path.write_text(text)

@@ -88,7 +88,7 @@ def test_alt_hold_keeps_depth_under_a_push_and_topic_types():
             timeout=10,
             every=lambda: override.publish(neutral),
         )
-        assert len(last["rc_in"].channels) == 8 and last["rc_in"].rssi == 255
+        assert len(last["rc_in"].channels) == 9 and last["rc_in"].rssi == 255
         assert len(last["rc_out"].channels) == 6
 
 

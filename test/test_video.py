@@ -239,9 +239,9 @@ def test_bad_stream_settings_are_one_line_errors(call, message):
 def camera_description(tmp_path: Path, width: int = 64, height: int = 48) -> str:
     heavy = (CONFIG / "bluerov2_heavy.yaml").read_text()
     text = heavy.replace(
-        "      - {type: dvl,",
+        "      - {type: camera, name: front, position: [0.2, 0.0, 0.0]}",  # the shipped camera, smaller
         f"      - {{type: camera, name: front, position: [0.2, 0.0, 0.0], width: {width}, height: {height},"
-        " rate: 10, noise: false}\n      - {type: dvl,",
+        " rate: 10, noise: false}",
     )
     assert text != heavy
     path = tmp_path / "heavy_camera.yaml"
@@ -287,7 +287,7 @@ def test_no_camera_no_video():
 
     from uvms_sim.ros.node import SimulatorNode
 
-    overrides = [Parameter("description", value="bluerov2_heavy"), Parameter("ardusub_frame", value="none"),
+    overrides = [Parameter("description", value="bluerov1"), Parameter("ardusub_frame", value="none"),
                  Parameter("video_port", value=5600)]  # fmt: skip
     with ros_context() as (ctx, _executor), pytest.raises(ValueError, match="declares no camera to stream"):
         SimulatorNode(context=ctx, parameter_overrides=overrides).destroy_node()

@@ -29,11 +29,22 @@ def position_ned_to_enu(p: Array) -> Array:
     return NED_TO_ENU @ p
 
 
+def _product_matrix(left: Array, right: Array) -> Array:
+    """The 4 x 4 matrix M with ``M q = left ⊗ q ⊗ right`` for every ``q`` (the product is
+    linear in q): its columns are the products of the unit quaternions."""
+    return np.column_stack([qmult(left, qmult(e, right)) for e in np.eye(4)])
+
+
+_TO_ENU_FLU = _product_matrix(Q_NED_TO_ENU, Q_FLU_TO_FRD)
+_TO_NED_FRD = _product_matrix(qconjugate(Q_NED_TO_ENU), Q_FLU_TO_FRD)
+
+
 def quat_ned_frd_to_enu_flu(q_wxyz: Array) -> Array:
     """Attitude of base_link (FLU) in odom (ENU) from FRD-in-NED, both ``[w x y z]``: the
-    rotation ``NED_TO_ENU · R · FLU_TO_FRD`` as the product ``q_ENU ⊗ q ⊗ q_FRD``."""
+    rotation ``NED_TO_ENU · R · FLU_TO_FRD`` as the product ``q_ENU ⊗ q ⊗ q_FRD`` (one
+    constant matrix times q, ``_product_matrix``)."""
     q = np.asarray(q_wxyz, dtype=float)
-    return canonical(qmult(Q_NED_TO_ENU, qmult(q / np.sqrt(q @ q), Q_FLU_TO_FRD)))
+    return canonical(_TO_ENU_FLU @ (q / np.sqrt(q @ q)))
 
 
 def position_enu_to_ned(p: Array) -> Array:
@@ -43,7 +54,7 @@ def position_enu_to_ned(p: Array) -> Array:
 def quat_enu_flu_to_ned_frd(q_wxyz: Array) -> Array:
     """The inverse of ``quat_ned_frd_to_enu_flu``: FRD-in-NED from base_link (FLU) in ENU."""
     q = np.asarray(q_wxyz, dtype=float)
-    return canonical(qmult(qconjugate(Q_NED_TO_ENU), qmult(q / np.sqrt(q @ q), Q_FLU_TO_FRD)))
+    return canonical(_TO_NED_FRD @ (q / np.sqrt(q @ q)))
 
 
 def body_frd_flu(x: Array) -> Array:

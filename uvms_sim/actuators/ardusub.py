@@ -19,6 +19,19 @@ Facts taken from ArduSub (ArduPilot ``libraries/AP_Motors/AP_Motors6DOF.cpp`` an
 - Output PWM ``1500 + 400 · output`` within [1100, 1900]; disarmed, every output is 1500.
 - ``MOT_n_DIRECTION`` (``directions``): -1 reverses motor n's output.
 - MANUAL passes the normalised sticks to the mixer.
+- The camera mount and the lights (``ArduSub/Parameters.cpp``'s defaults: ``MNT1_TYPE`` 1, a
+  servo mount, in ``MNT1_DEFLT_MODE`` RC targeting with ``RC8_OPTION`` 213, mount pitch, and
+  ``MNT1_RC_RATE`` 30 deg/s; ``SERVO9_FUNCTION`` 59, RCIN9, and ``SERVO10_FUNCTION`` 7, mount
+  tilt, off the Navigator): RC channel 8 is a tilt *rate*, not an angle. With
+  ``MNT1_RC_RATE`` above zero ArduPilot's mount (``AP_Mount_Backend``, RC targeting) turns the
+  normalised channel 8 into a pitch rate of ``MNT1_RC_RATE`` at full stick and integrates it
+  into the angle, held within ``MNT1_PITCH_MIN``..``MNT1_PITCH_MAX`` (``mount_limits``: as
+  BlueOS sets the mount up for the camera, its ``-max_tilt``..``max_tilt``); at 1500 us the
+  camera stays where it is. That is why ArduSub's joystick code sends 1900 or 1100 on channel 8
+  only while a tilt button is held and 1500 otherwise (``joystick.cpp``: ``cam_tilt``). The
+  servo mount maps the angle linearly from ``MNT1_PITCH_MIN`` to ``MNT1_PITCH_MAX`` onto 1100
+  to 1900 us on SERVO10 (``SRV_Channels::move_servo``). Channel 9 (lights 1) is passed
+  through to SERVO9 as it comes (RCIN9), none (0 us) until it is given.
 
 STABILIZE and ALT_HOLD are emulated with simple controllers (ArduSub's own are cascaded PIDs
 on an EKF estimate; these act on the true state):
@@ -82,6 +95,10 @@ FRAMES: dict[str, dict[int, tuple[float, float, float, float, float, float]]] = 
 MODES = ("MANUAL", "STABILIZE", "ALT_HOLD")
 MODE_NUMBERS = {"STABILIZE": 0, "ALT_HOLD": 2, "MANUAL": 19}  # ArduSub's custom_mode numbers
 RC_CHANNELS = ("pitch", "roll", "throttle", "yaw", "forward", "lateral", "camera_pan", "camera_tilt")
+RC_INPUTS = 9  # channels taken from an override: the eight sticks and lights 1 (RC9)
+MOUNT_RC_RATE = np.radians(30.0)  # rad/s at full channel 8: ArduSub's MNT1_RC_RATE default
+MOUNT_LIMITS = (-np.radians(45.0), np.radians(45.0))  # rad: the default camera's -+max_tilt
+TILT_SERVO, LIGHTS_SERVO = 10, 9  # SERVO10_FUNCTION 7 (mount tilt), SERVO9_FUNCTION 59 (RCIN9)
 # vectored: which way each motor's forward command is limited (ArduSub forward_coupling_direction)
 _FORWARD_COUPLING = {1: -1, 2: -1, 3: 1, 4: 1}
 
@@ -204,13 +221,16 @@ class ArduSubEmulator:
     # SITL sets RC_OPTIONS 0, with which ArduSub arms whatever the throttle stick
     arming_check_throttle: bool = True
     throttle_dead_zone: float = 30.0  # RC3_DZ (Sub::init_rc_in's default), us
+    mount_limits: tuple[float, float] = MOUNT_LIMITS  # rad: MNT1_PITCH_MIN, MNT1_PITCH_MAX
+    mount_rate: float = MOUNT_RC_RATE  # rad/s: MNT1_RC_RATE
 
     def __post_init__(self) -> None:
         if self.frame not in FRAMES:
             raise ValueError(f"unknown ArduSub frame {self.frame!r}; expected one of {sorted(FRAMES)}")
         self.armed = False
         self.mode = "MANUAL"
-        self.rc = np.full(8, 1500.0)
+        self.rc = np.array([1500.0] * len(RC_CHANNELS) + [0.0])  # RC9 (lights): none yet
+        self.mount_tilt = 0.0  # rad, + up: the mount's angle target
         self.motors = sorted(FRAMES[self.frame])
         self._heading: float | None = None
         self.althold = AltHold(self.gains.althold)
@@ -258,9 +278,11 @@ class ArduSubEmulator:
         """RC override, channel 1 first, as ArduSub takes RC_CHANNELS_OVERRIDE from MAVROS:
         65535 leaves a channel unchanged, and 0 releases it, which on a vehicle without an RC
         receiver (a BlueROV2) also leaves it where it was (``RC_Channel::update`` keeps
-        ``radio_in`` with neither an override nor a receiver). Values outside 1100-1900 are
-        clamped; non-finite values raise ValueError and change nothing. Returns how many were
-        clamped."""
+        ``radio_in`` with neither an override nor a receiver); from channel 9 on, MAVLink's
+        RC_CHANNELS_OVERRIDE ignores 0 and 65535 and releases at 65534: each leaves it where it
+        was. Channels 1-9 are taken (``RC_INPUTS``), the rest ignored. Values outside 1100-1900
+        are clamped; non-finite values raise ValueError and change nothing. Returns how many
+        were clamped."""
         arr = np.asarray(channels, dtype=float).reshape(-1)
         if not np.all(np.isfinite(arr)):
             self.throttle.warn("finite", "RC override rejected: non-finite channel values")
@@ -268,7 +290,7 @@ class ArduSubEmulator:
         new = self.rc.copy()
         clamped = 0
         for k, value in enumerate(arr[: len(new)]):
-            if value in (0, 65535):
+            if value in (0, 65535) or (k >= 8 and value == 65534):
                 continue
             c = min(max(value, 1100.0), 1900.0)
             clamped += int(c != value)
@@ -287,14 +309,26 @@ class ArduSubEmulator:
         self.arm(False)
 
     # -- the loop ---------------------------------------------------------------------------
-    def update(self, state: VehicleState, dt: float) -> dict[int, float]:
-        """One autopilot cycle: motor number -> PWM (us)."""
+    @property
+    def needs_state(self) -> bool:
+        """Whether ``update`` reads the vehicle's state: armed in a stabilised mode (disarmed or
+        in MANUAL the outputs follow the sticks alone, so a caller may pass None)."""
+        return self.armed and self.mode != "MANUAL"
+
+    def update(self, state: VehicleState | None, dt: float) -> dict[int, float]:
+        """One autopilot cycle: motor number -> PWM (us). ``state`` may be None when
+        ``needs_state`` is false. The camera mount moves armed or not."""
+        lo, hi = self.mount_limits
+        rate = float(normalize_rc(self.rc[7])) * self.mount_rate  # channel 8: a tilt rate
+        self.mount_tilt = min(hi, max(lo, self.mount_tilt + rate * dt))
         if not self.armed:
             return {m: 1500.0 for m in self.motors}
-        sticks = dict(zip(RC_CHANNELS, normalize_rc(self.rc), strict=True))
+        sticks = dict(zip(RC_CHANNELS, normalize_rc(self.rc[: len(RC_CHANNELS)]), strict=True))
         if self.mode == "MANUAL":
             roll, pitch, yaw = sticks["roll"], sticks["pitch"], sticks["yaw"]
             throttle = self._filter_throttle(sticks["throttle"], dt)
+        elif state is None:
+            raise ValueError(f"ArduSub's {self.mode} needs the vehicle's state")
         elif self.mode == "STABILIZE":
             roll, pitch, yaw = self._attitude(state, sticks, dt)
             self._throttle_cutoff = 0.0  # PILOT_THR_FILT
@@ -317,6 +351,18 @@ class ArduSubEmulator:
             rc = 1.0 / (2.0 * np.pi * self._throttle_cutoff)
             self._throttle_out += dt / (dt + rc) * (throttle - self._throttle_out)
         return self._throttle_out
+
+    def servo_outputs(self, motors: dict[int, float]) -> tuple[int, ...]:
+        """SERVO1 first, through SERVO10: the motors' PWMs ``motors`` (0 where none), the
+        lights (SERVO9: RC9 as it comes, 0 before any) and the camera mount (SERVO10: its angle
+        from ``MNT1_PITCH_MIN`` to ``MNT1_PITCH_MAX`` as 1100 to 1900 us)."""
+        out = [round(motors.get(k, 0.0)) for k in range(1, max(TILT_SERVO, *self.motors) + 1)]
+        lo, hi = self.mount_limits
+        out[LIGHTS_SERVO - 1] = round(float(self.rc[8]))
+        out[TILT_SERVO - 1] = int(
+            1100.0 + 800.0 * (self.mount_tilt - lo) / (hi - lo)
+        )  # truncated, as its uint16
+        return tuple(out)
 
     def _attitude(self, s: VehicleState, sticks: dict, dt: float) -> tuple[float, float, float]:
         g = self.gains

@@ -44,6 +44,9 @@ DEG = math.pi / 180.0
 #   1.2 MHz mode: 70 x 12 degrees, to 40 m), the -3 dB azimuth beam width of that mode (1
 #   degree; 0.6 at 1.2 MHz); this project's choices: 10 pings/s at a 20 m range setting in 2 cm
 #   bins (1000 ranges), a noise floor of 2 % of full scale.
+# light: Blue Robotics Lumen subsea light (1500 lumens, 135 degree beam); not a sensor but a
+#   part placed the same way (x along its beam), lighting the vehicle's cameras' scene at the
+#   level ArduSub's lights output sets (uvms_sim.sensors.camera).
 DEFAULTS: dict[str, dict[str, float]] = {
     "imu": {
         "rate": 100.0,
@@ -93,6 +96,10 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "tvg": 1.0,  # fraction (0-1) of the spreading and absorption losses the gain makes up
         "noise": 0.02,  # of full scale: the noise floor (with Rayleigh speckle)
     },
+    "light": {
+        "lumens": 1500.0,  # lm, the whole beam's luminous flux
+        "beam_width": 135.0 * DEG,  # rad, full angle at half the axis' intensity
+    },
     "dvl": {
         "rate": 10.0,
         "beam_angle": 22.5 * DEG,  # rad, of each beam from the DVL's axis
@@ -113,6 +120,7 @@ NOISE_KEYS: dict[str, tuple[str, ...]] = {
     "dvl": ("velocity_noise",),
     "camera": ("pixel_noise",),
     "imaging_sonar": ("noise",),
+    "light": (),
 }  # fmt: skip
 MAIN_NOISE = {"pressure": "noise", "magnetometer": "noise", "altimeter": "noise", "dvl": "velocity_noise",
               "camera": "pixel_noise", "imaging_sonar": "noise"}  # fmt: skip
@@ -145,6 +153,7 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "range_resolution": (1.0e-3, MAX_RANGE, False, False),  # m
     "gain": (0.0, 1.0e6, True, False),
     "tvg": (0.0, 1.0, False, False),
+    "lumens": (0.0, 1.0e6, False, False),  # lm
 }
 MAX_SONAR_SAMPLES = 1 << 22  # beams x range bins of one ping: 4 MB of 8-bit samples
 MIN_RESOLUTION = 1.0e-3  # Pa: a finer step (1e-320) is a slip that would divide by almost nothing

@@ -1,7 +1,9 @@
 """The cameras a description declares (``vehicles[].sensors``, type ``camera``:
-``uvms_sim.sensors.camera``), rendered on a thread of their own at their rate of simulated time
-(as fast as the machine allows when it cannot keep up; only the optical frame's transform while
-nothing subscribes to its images) and published under the vehicle's namespace:
+``uvms_sim.sensors.camera``; the scene and the bodies where they are, ``sensors.body_rays``, but
+the link the camera sits in: its vehicle's hull is not seen from inside), rendered on a thread
+of their own at their rate of simulated time (as fast as the machine allows when it cannot keep
+up; only the optical frame's transform while nothing subscribes to its images) and published
+under the vehicle's namespace:
 
 - ``camera/<name>/image_raw`` (sensor_msgs/Image, rgb8), ``camera/<name>/camera_info``
   (sensor_msgs/CameraInfo: K, P, no distortion) and ``camera/<name>/depth`` (sensor_msgs/Image,
@@ -12,11 +14,12 @@ nothing subscribes to its images) and published under the vehicle's namespace:
 - in: ``camera/<name>/tilt`` (std_msgs/Float64, rad, + up about the camera's y axis: the
   BlueROV2's camera mount), clamped to the camera's ``max_tilt``;
 - ``camera/<name>/lights`` (std_msgs/Float64, 0: off to 1: full), at the camera's rate (with
-  each image, or without one): the level of the vehicle's lights. The image model does not
-  light the scene with them yet.
+  each image, or without one): the level of the vehicle's lights (its ``light`` entries, each
+  lighting the image at that level: ``sensors.camera``'s lamps).
 
-With ArduSub SITL in the loop (``servo_outputs``: the PWMs of its last frame), the vehicle's
-camera mount and lights follow its servo outputs as on the real vehicle
+With ArduSub SITL in the loop (``servo_outputs``: the PWMs of its last frame), or the node's
+emulated ArduSub (``mavros_shim``: RC override channel 8 the tilt rate, 9 the lights), the
+vehicle's camera mount and lights follow its servo outputs as on the real vehicle
 (``uvms_sim.actuators.camera_mount``): a change of the tilt servo's PWM turns the camera (a
 tilt command on the topic holds until the next change), the lights' PWM sets their level.
 
@@ -38,7 +41,8 @@ from tf2_msgs.msg import TFMessage
 from ..actuators.camera_mount import CameraMount
 from ..model.kinematics import placements
 from ..scene import SceneRays
-from ..sensors.camera import OPTICAL, camera_of
+from ..sensors.body_rays import BodyRays
+from ..sensors.camera import OPTICAL, camera_of, lamp_of, lamp_rows
 from ..sensors.mount import Mount
 from ..viz.video import VideoStream
 from . import messages
@@ -71,11 +75,16 @@ class CameraTopics:
                     continue
                 rng = np.random.default_rng([seed, 1000 + len(self.cameras)]) if noise else None
                 base = f"{ns}camera/{spec.name}"
+                link = sim.model.body_index(spec.link)
+                seen = BodyRays(rays, sim.model, skip={link})  # the bodies, but the one it sits in
                 cam = {
                     "name": ns + spec.name,
                     "vehicle": index,
-                    "camera": camera_of(spec, rays, rng),
-                    "mount": Mount.of(spec, sim.model.body_index(spec.link)),
+                    "camera": camera_of(spec, seen, rng),
+                    "rays": seen,
+                    "spec": spec,
+                    "lamp_specs": [s for s in v.sensors if s.type == "light"],
+                    "mount": Mount.of(spec, link),
                     "period": 1.0 / spec.rate,
                     "next": 0.0,
                     "tilt": spec.value("tilt"),
@@ -87,6 +96,11 @@ class CameraTopics:
                     "depth": node.create_publisher(Image, f"{base}/depth", 2),
                     "lights_pub": node.create_publisher(Float64, f"{base}/lights", 2),
                     "lights": 0.0,
+                    "lamps": [
+                        (lamp_of(s), Mount.of(s, sim.model.body_index(s.link)))
+                        for s in v.sensors
+                        if s.type == "light"
+                    ],
                     "servos": CameraMount(spec.value("max_tilt"), tilt_servo, lights_servo, tilt_pwm),
                     "servo_tilt": None,
                     "rate": spec.rate,
@@ -98,6 +112,7 @@ class CameraTopics:
         if video is not None:
             self.video_camera, self.video = self._video(video)
         self.data = sim.model.create_data()
+        self.model = sim.model
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.run, name="uvms_sim_cameras", daemon=True)
         if self.cameras:
@@ -126,9 +141,11 @@ class CameraTopics:
         )  # fmt: skip
         return cam, stream
 
-    def follow_servos(self, cam: dict) -> None:
-        """The camera's tilt and lights from the autopilot's servo outputs, if any."""
-        pwm = self.servo_outputs(cam["vehicle"]) if self.servo_outputs is not None else None
+    def _servos(self, vehicle: int) -> tuple[int, ...] | None:
+        return self.servo_outputs(vehicle) if self.servo_outputs is not None else None
+
+    def follow_servos(self, cam: dict, pwm: tuple[int, ...] | None) -> None:
+        """The camera's tilt and lights from the autopilot's servo outputs ``pwm``, if any."""
         if pwm is None:
             return
         servos: CameraMount = cam["servos"]
@@ -149,19 +166,21 @@ class CameraTopics:
         while not self.stop_event.is_set():
             with self.lock:  # the model with its state (objects added at run time change both)
                 t = float(self.sim.state.t)
-                q = np.array(self.sim.state.q, copy=True)
-                model = self.sim.model
-            due = [c for c in self.cameras if t >= c["next"]]
+                due = [c for c in self.cameras if t >= c["next"]]
+                if due:
+                    q = np.array(self.sim.state.q, copy=True)
+                    model = self.sim.model
+                    pwms = {c["vehicle"]: self._servos(c["vehicle"]) for c in due}  # at t, as the state
             if not due:
                 self.stop_event.wait(0.002)
                 continue
-            if model.nbodies != len(self.data.p_world):
-                self.data = model.create_data()
+            if model is not self.model:  # objects added: the cameras see them too
+                self._see(model)
             placements(model, self.data, q)
             for cam in due:
                 cam["next"] = max(cam["next"] + cam["period"], t)
                 try:
-                    self.follow_servos(cam)
+                    self.follow_servos(cam, pwms[cam["vehicle"]])
                     streamed = cam is self.video_camera and self.video is not None
                     if streamed or any(cam[k].get_subscription_count() for k in ("image", "depth", "info")):
                         self.publish(cam, t)
@@ -173,9 +192,26 @@ class CameraTopics:
                         raise
                     return
 
+    def _see(self, model) -> None:
+        """The model changed (objects added at run time): the state's layout and the bodies
+        seen anew."""
+        self.model, self.data = model, model.create_data()
+        for cam in self.cameras:
+            link = model.body_index(cam["spec"].link)
+            old = cam["camera"]
+            cam["rays"] = BodyRays(cam["rays"].scene_rays, model, skip={link})
+            cam["camera"] = camera_of(cam["spec"], cam["rays"], old.rng)
+            cam["mount"] = Mount.of(cam["spec"], link)
+            cam["lamps"] = [(lamp_of(s), Mount.of(s, model.body_index(s.link))) for s in cam["lamp_specs"]]
+
     def publish(self, cam: dict, t: float) -> None:
         R, p = cam["mount"].world(self.data)
-        image, depth = cam["camera"].render(R, p, cam["tilt"])
+        cam["rays"].place(self.data.R_world, self.data.p_world)
+        lamps = None
+        if cam["lamps"] and cam["lights"] > 0.0:  # each light's beam along its x axis
+            placed = [(lamp, *mount.world(self.data)) for lamp, mount in cam["lamps"]]
+            lamps = lamp_rows([(lamp, pos, R_l[:, 0]) for lamp, R_l, pos in placed], cam["lights"])
+        image, depth = cam["camera"].render(R, p, cam["tilt"], lamps)
         if cam is self.video_camera and self.video is not None:
             self.video.send(image, t)
         stamp = self.node.stamp_at(t)

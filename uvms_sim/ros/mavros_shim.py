@@ -7,17 +7,22 @@ vehicle's thrusters (as the Pixhawk owns the ESCs).
 
 Under ``<namespace>`` (default ``mavros``, relative to the node's namespace):
 
-- ``rc/override`` (mavros_msgs/OverrideRCIn, in): channel 1-8 PWM; 65535 = CHAN_NOCHANGE
+- ``rc/override`` (mavros_msgs/OverrideRCIn, in): channel 1-9 PWM; 65535 = CHAN_NOCHANGE
   and 0 = CHAN_RELEASE both leave the channel where it was (released, a channel of a vehicle
-  without an RC receiver keeps its last value, as on a BlueROV2). With no pilot input
+  without an RC receiver keeps its last value, as on a BlueROV2; channel 9 also ignores 65534,
+  MAVLink's release beyond channel 8). Channel 8 is the camera tilt *rate* (ArduSub's mount in
+  RC targeting at ``MNT1_RC_RATE`` 30 deg/s: 1900 tilts up, 1100 down, 1500 holds) and channel
+  9 the lights (passed to SERVO9): ``uvms_sim.actuators.ardusub``. The camera of the vehicle
+  (``ros.camera_topics``) follows SERVO10 and SERVO9 as it follows ArduSub SITL's, the mount's
+  limits set to the vehicle's first camera's ``max_tilt`` as BlueOS sets them up. With no pilot input
   (rc/override or manual_control) for ``FS_PILOT_TIMEOUT`` (3 s) ArduSub's pilot input
   failsafe acts once, with its default ``FS_PILOT_INPUT`` = disarm: sticks to neutral and
   disarmed ("Lost manual control").
 - ``manual_control/send`` (mavros_msgs/ManualControl, in): x, y, r in -1000..1000 and z in
   0..1000 (500 neutral) turned into RC channels as ArduSub's ``transform_manual_control_to_rc_
   override`` does, with the default joystick gain ``JS_GAIN_DEFAULT`` = 0.5: forward and
-  lateral and yaw ``1500 + 0.4·gain·x``, throttle ``1500 - 400·gain + 0.8·gain·z``. Buttons
-  are not interpreted.
+  lateral and yaw ``1500 + 0.4·gain·x``, throttle ``1500 - 400·gain + 0.8·gain·z``, camera
+  pan and tilt 1500 (the mount holds). Buttons are not interpreted.
 - ``state`` (mavros_msgs/State, transient local): connected, armed, mode (``MANUAL``,
   ``STABILIZE``, ``ALT_HOLD``), system_status (3 standby, 4 active).
 - ``rc/out`` (RCOut): the servo PWM the autopilot applies, channel n = SERVOn.
@@ -49,8 +54,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import Imu
 from std_msgs.msg import Float64
 
-from ..actuators.ardusub import FRAMES, ArduSubEmulator, VehicleState, infer_frame
+from ..actuators.ardusub import FRAMES, MOUNT_LIMITS, RC_INPUTS, ArduSubEmulator, VehicleState, infer_frame
 from . import messages
+from .messages import wanted
 
 FS_PILOT_TIMEOUT = 3.0  # s, ArduSub's FS_PILOT_TIMEOUT default
 JS_GAIN_DEFAULT = 0.5
@@ -65,7 +71,11 @@ class MavrosShim:
             raise ValueError(f"ardusub_frame {frame!r} is not one of: {allowed}")
         self.node, self.io = node, io
         bank = node.sim.thrusters
-        self.autopilot = ArduSubEmulator(frame, directions=bank.motor_directions(io.thrusters))
+        self.autopilot = ArduSubEmulator(
+            frame,
+            directions=bank.motor_directions(io.thrusters),
+            mount_limits=mount_limits(node.system, node.sim.model, io.frames.root),
+        )
         motor_of = {bank.motors[k]: k for k in io.thrusters}
         missing = [m for m in FRAMES[frame] if m not in motor_of]
         if missing:
@@ -98,7 +108,7 @@ class MavrosShim:
 
     # -- inputs -----------------------------------------------------------------------------
     def on_override(self, msg: OverrideRCIn) -> None:
-        channels = np.asarray(msg.channels, dtype=float)[:8]
+        channels = np.asarray(msg.channels, dtype=float)[:RC_INPUTS]
         with self.node.lock:
             try:
                 self.autopilot.set_rc(channels)  # 0 releases, 65535 keeps, out of range clamps + warns
@@ -122,6 +132,8 @@ class MavrosShim:
             r * rpy + 1500.0,
             x * rpy + 1500.0,
             y * rpy + 1500.0,
+            1500.0,  # camera pan and tilt: transform_manual_control_to_rc_override neutralises them
+            1500.0,
         ]
         with self.node.lock:
             self.autopilot.set_rc(np.clip(ch, 1100.0, 1900.0))
@@ -163,13 +175,21 @@ class MavrosShim:
         sim = self.node.sim
         root = self.io.frames.root
         s = sim.model.q_slice(root)
-        state = VehicleState.from_free_joint(sim.state.q[s], sim.state.v[sim.model.v_slice(root)])
+        state = None
+        if self.autopilot.needs_state:  # disarmed or MANUAL: the sticks alone
+            state = VehicleState.from_free_joint(sim.state.q[s], sim.state.v[sim.model.v_slice(root)])
         self.outputs = self.autopilot.update(state, dt)
-        pwm = sim.thrusters.pwm.copy()
-        for motor, value in self.outputs.items():
-            pwm[self.motor_index[motor]] = value
-        if not np.array_equal(pwm, sim.thrusters.pwm):  # unchanged outputs: nothing to redo
+        pwm = sim.thrusters.pwm
+        if any(pwm[self.motor_index[m]] != value for m, value in self.outputs.items()):
+            pwm = pwm.copy()  # unchanged outputs: nothing to redo
+            for motor, value in self.outputs.items():
+                pwm[self.motor_index[motor]] = value
             sim.thrusters.set_pwm(pwm)
+
+    def servo_outputs(self) -> tuple[int, ...]:
+        """The autopilot's servo PWMs, SERVO1 first (thrusters, lights, camera mount); with the
+        node's lock held (the physics thread's state)."""
+        return self.autopilot.servo_outputs(self.outputs)
 
     # -- outputs ----------------------------------------------------------------------------
     def publish_state(self) -> None:
@@ -182,6 +202,29 @@ class MavrosShim:
         msg.mode = self.autopilot.mode
         msg.system_status = 4 if self.autopilot.armed else 3
         self.state_pub.publish(msg)
+
+    def listened(self) -> bool:
+        """Whether ``publish`` has anything to do with the estimate: a telemetry topic with a
+        reader, or the start depth not yet taken (``publish_status`` does the rest)."""
+        if self.start_depth is None:
+            return True
+        return any(
+            wanted(pub)
+            for pub in (
+                self.rc_out_pub,
+                self.rc_in_pub,
+                self.imu_pub,
+                self.pose_pub,
+                self.odom_pub,
+                self.alt_pub,
+            )
+        )
+
+    def publish_status(self) -> None:
+        """mavros/state when it changed (every publish period, with or without telemetry)."""
+        if self.state_dirty:
+            self.state_dirty = False
+            self.publish_state()
 
     def publish(self, stamp, odom: Odometry, imu: Imu) -> None:
         """The telemetry topics; a message is built only for a topic with subscribers."""
@@ -220,15 +263,27 @@ class MavrosShim:
             self.odom_pub.publish(local)
         if wanted(self.alt_pub):
             self.alt_pub.publish(Float64(data=float(z - self.start_depth)))
-        if self.state_dirty:
-            self.state_dirty = False
-            self.publish_state()
+        self.publish_status()
 
 
-def wanted(publisher) -> bool:
-    """Whether a topic has subscribers (a recorder counts): messages nobody reads are not
-    built, which matters when the simulator runs many times faster than real time."""
-    return publisher.get_subscription_count() > 0
+def drives(model, vehicle, root: int) -> bool:
+    """Whether the vehicle (``system.vehicles``'s) is in the tree of the free body ``root``."""
+    top = model.body_index(vehicle.root)
+    while model.parents[top] >= 0:
+        top = model.parents[top]
+    return top == root
+
+
+def mount_limits(system, model, root: int) -> tuple[float, float]:
+    """``MNT1_PITCH_MIN``, ``MNT1_PITCH_MAX`` (rad) as set up for the first camera of the
+    vehicle whose tree is rooted at ``root``: its ``-max_tilt``, ``max_tilt``; without one, those
+    of the default camera."""
+    for v in system.vehicles:
+        if drives(model, v, root):
+            for spec in v.sensors:
+                if spec.type == "camera":
+                    return -spec.value("max_tilt"), spec.value("max_tilt")
+    return MOUNT_LIMITS
 
 
 __all__ = ["MavrosShim", "infer_frame", "messages", "wanted"]

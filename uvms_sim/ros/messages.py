@@ -16,6 +16,13 @@ from ..spatial import Array
 
 __all__ = ["VehicleFrames", "tf_names"]  # named here for the node
 
+
+def wanted(publisher) -> bool:
+    """Whether a topic has subscribers (a recorder counts): messages nobody reads are not
+    built, which matters when the simulator runs many times faster than real time."""
+    return publisher.get_subscription_count() > 0
+
+
 GROUND_TRUTH_VARIANCE = 1e-12  # the simulator knows its state; tiny, not zero ("unknown")
 
 

@@ -180,6 +180,7 @@ from ..sensors.suite import SensorSuite
 from ..simulator import Simulator
 from ..viz.web_front import ServeError
 from . import messages
+from .messages import wanted
 from .parameters import PARAMETERS, check_frames, check_parameter
 from .scene import Scene
 from .sensor_topics import SensorTopics
@@ -310,7 +311,7 @@ class SimulatorNode(Node):
                 self, self.sim, self.system, self.lock, get("frame_prefix"), self.tf_names,
                 bool(get("sensor_noise")), int(get("sensor_seed")), video=self._video_parameters(get),
                 mount=(int(get("mount_tilt_servo")), int(get("lights_servo")), tuple(get("mount_tilt_pwm"))),
-                servo_outputs=self.sitl.servo_outputs if self.sitl is not None else None,
+                servo_outputs=self.sitl.servo_outputs if self.sitl is not None else self._emulated_servos,
             )  # fmt: skip
         elif self._video_parameters(get) is not None:
             raise ValueError("parameter video_port: the description declares no camera to stream")
@@ -325,6 +326,17 @@ class SimulatorNode(Node):
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.run_physics, name="uvms_sim_physics", daemon=True)
         self.thread.start()
+
+    def _emulated_servos(self, vehicle: int) -> tuple[int, ...] | None:
+        """The servo PWMs of the emulated ArduSub that drives the description's vehicle
+        ``vehicle`` (``mavros_shim``), None when none does."""
+        from .mavros_shim import drives
+
+        v = self.system.vehicles[vehicle]
+        for io in self.vehicles:
+            if io.shim is not None and drives(self.sim.model, v, io.frames.root):
+                return io.shim.servo_outputs()
+        return None
 
     def _video_parameters(self, get) -> dict | None:
         """The video stream's parameters (``video_*``) checked, or None when it is off;
@@ -435,6 +447,7 @@ class SimulatorNode(Node):
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.tf_static_pub = self.create_publisher(TFMessage, "/tf_static", latched)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.sim_time else None
+        self.clock_msg = Clock()
         if self.sim_time:
             self._own_clock()
         self.joint_pub = self.create_publisher(JointState, "joint_states", 10)
@@ -765,7 +778,11 @@ class SimulatorNode(Node):
             self.water.publish(self.stamp())
             sim = self.sim
             t = sim.state.t
-            marker = self.marker_cadence is not None and self.marker_cadence.due(t)
+            # markers only for a reader (RViz, a recorder): a scene frame of 10 objects and a
+            # wave mesh cost more than the rest of a publish period
+            marker = (
+                self.marker_cadence is not None and self.marker_cadence.due(t) and wanted(self.scene.markers)
+            )
             view = self.view if self.view is not None and self.view.cadence.due(t) else None
             if marker or view is not None:  # one frame of the scene for both
                 thrust = None if sim.thrusters is None else sim.thrusters.thrust
@@ -812,11 +829,13 @@ class SimulatorNode(Node):
     def publish_clock(self) -> None:
         if self.clock_pub is None:
             return
-        stamp = self.stamp()
-        self.clock_pub.publish(Clock(clock=stamp))
+        ns = round(self.sim.state.t * 1e9)
+        msg = self.clock_msg  # reused: the publisher copies it
+        msg.clock.sec, msg.clock.nanosec = divmod(ns, 1_000_000_000)
+        self.clock_pub.publish(msg)
         clock = self.get_clock()
         if isinstance(clock, ROSClock):  # this node's own time follows the /clock it publishes
-            clock.set_ros_time_override(RclpyTime.from_msg(stamp))
+            clock.set_ros_time_override(RclpyTime(nanoseconds=ns, clock_type=clock.clock_type))
 
     def publish_static(self) -> None:
         """odom -> odom_ned, base_link -> base_link_frd, and the fixed joints."""
@@ -854,15 +873,34 @@ class SimulatorNode(Node):
         stamp = self.stamp()
         qdd, acc = current_accelerations(sim)
         data = sim.data
-        tfs = self.tf_msgs  # filled in place: the vehicles' roots, then the moving joints
-        q = sim.state.q
+        for io in self.vehicles:
+            io.publish(stamp, acc)
+        if wanted(self.tf_pub):
+            self.publish_tf(stamp)
+        if self.motors is not None and wanted(self.joint_pub):
+            q, v = sim.state.q[self.motors.iq], sim.state.v[self.motors.iv]
+            self.joint_pub.publish(messages.joint_state(stamp, self.motors.names, q, v, self.motors.effort))
+        if self.wrench_pubs:
+            rnea(model, data, sim.state.q, sim.state.v, qdd, sim.env, sim.external, sim.state.t)
+            for i, pub in self.wrench_pubs.items():
+                w = WrenchStamped()
+                w.header.stamp = stamp
+                w.header.frame_id = self.tf_names[i]
+                messages.vector_msg(w.wrench.force, data.f[i][:3])
+                messages.vector_msg(w.wrench.torque, data.f[i][3:])
+                pub.publish(w)
+
+    def publish_tf(self, stamp) -> None:
+        """/tf: the vehicles' roots in the odometry frame, the moving joints, the free objects
+        (messages filled in place)."""
+        model, data, q = self.sim.model, self.sim.data, self.sim.state.q
+        tfs = self.tf_msgs
         for io, msg in zip(self.vehicles, tfs, strict=False):
             root = io.frames.root
             quat = messages.joint_quaternion(model, root, q, self.tree_quats[root])
             quat = frames.quat_ned_frd_to_enu_flu(quat)
             p = frames.NED_TO_ENU @ data.p_world[root]
             messages.transform(stamp, self.frame_id, io.frames.flu, None, p, quat, msg)
-            io.publish(stamp, acc)
         joints = tfs[len(self.vehicles) : len(self.vehicles) + len(self.moving_joints)]
         for i, msg in zip(self.moving_joints, joints, strict=True):
             quat = messages.joint_quaternion(model, i, q, self.tree_quats[i])
@@ -877,18 +915,6 @@ class SimulatorNode(Node):
             )
         self.tf_message.transforms = tfs
         self.tf_pub.publish(self.tf_message)
-        if self.motors is not None:
-            q, v = sim.state.q[self.motors.iq], sim.state.v[self.motors.iv]
-            self.joint_pub.publish(messages.joint_state(stamp, self.motors.names, q, v, self.motors.effort))
-        if self.wrench_pubs:
-            rnea(model, data, sim.state.q, sim.state.v, qdd, sim.env, sim.external, sim.state.t)
-            for i, pub in self.wrench_pubs.items():
-                w = WrenchStamped()
-                w.header.stamp = stamp
-                w.header.frame_id = self.tf_names[i]
-                messages.vector_msg(w.wrench.force, data.f[i][:3])
-                messages.vector_msg(w.wrench.torque, data.f[i][3:])
-                pub.publish(w)
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:

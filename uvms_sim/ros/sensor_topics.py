@@ -32,6 +32,7 @@ from ..model.system import System
 from ..sensors.acoustic import DvlReading
 from ..sensors.suite import Reading, Sensor, SensorSuite
 from . import messages
+from .messages import wanted
 
 
 def _diag(values) -> list[float]:
@@ -86,9 +87,14 @@ class SensorTopics:
         return out
 
     def publish(self, readings: list[Reading], stamp_of) -> None:
+        """The readings on their topics; a sensor none of whose topics has a reader builds no
+        message (its reading still reaches the estimator: the caller's)."""
         for r in readings:
             s = r.sensor
-            stamp, frame, pubs = stamp_of(r.t), self.frames[s.index], self.pubs[s.index]
+            pubs = self.pubs[s.index]
+            if not any(wanted(pub) for pub in pubs.values()):
+                continue
+            stamp, frame = stamp_of(r.t), self.frames[s.index]
             getattr(self, "_" + s.spec.type)(s, r.value, stamp, frame, pubs)
 
     def _imu(self, s: Sensor, value, stamp, frame, pubs) -> None:

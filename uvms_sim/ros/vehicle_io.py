@@ -14,7 +14,8 @@ from .. import frames
 from ..sensors import absolute_pressure, specific_force
 from ..sensors.estimator import Estimator
 from . import messages
-from .mavros_shim import MavrosShim, infer_frame, wanted
+from .mavros_shim import MavrosShim, infer_frame
+from .messages import wanted
 from .parameters import MAX_POSITION
 
 
@@ -172,23 +173,26 @@ class VehicleIO:
         root = self.frames.root
         s = sim.model.q_slice(root)
         q, v = sim.state.q[s], data.v[root]
-        shim = self.shim is not None
+        listened = self.shim is not None and self.shim.listened()
+        truth = listened and self.estimator is None  # the shim reports the truth
         odom = imu = None
         want_odom, want_imu = wanted(self.odom), wanted(self.imu)
-        if shim or want_odom:
+        if truth or want_odom:
             odom = messages.odometry(stamp, node.frame_id, self.frames.flu, q, v, self.odom_msg)
             self.odom_msg = odom
             if want_odom:
                 self.odom.publish(odom)
-        if shim or want_imu:
+        if truth or want_imu:
             f = specific_force(data, acc, root, sim.env.gravity)
             imu = self.imu_msg = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f, self.imu_msg)
             if want_imu:
                 self.imu.publish(imu)
-        if self.shim is not None:
+        if self.shim is not None and listened:
             if self.estimator is not None:  # what its sensors tell the autopilot, not the truth
                 odom, imu = self.estimated(stamp, q, v)
             self.shim.publish(stamp, odom, imu)
+        elif self.shim is not None:
+            self.shim.publish_status()
         depth = float(data.p_world[root][2])
         if wanted(self.pressure):
             pressure = FluidPressure()

@@ -11,6 +11,22 @@ J_c is the surface's albedo (``ALBEDO``) lit by light from above: ``albedo (ambi
 ambient) max(0, n . up))``. Optional sensor noise: white Gaussian, ``noise`` of full scale,
 before the 8-bit quantisation.
 
+The vehicle's lights (``Lamp``: a Lumen's luminous flux and beam) add to J the light they put
+on the surface, as the direct (non-scattered) source term of McGlamery (1980) and Jaffe (1990):
+a point source of intensity ``I(theta)`` (cd) at distance ``r_s`` from a Lambertian
+surface whose normal makes the angle ``phi`` with the way back to the source lights it with
+``E_c = I(theta) cos(phi) exp(-beta_D,c r_s) / r_s^2`` per channel (inverse square and the
+attenuation along the source-to-surface path), and the surface sends ``albedo_c exposure E_c``
+towards the camera, attenuated on the way there as J is. ``theta`` is the angle off the lamp's
+axis: ``I(theta) = I_0 cos(theta)^m`` (zero behind it), ``m`` such that the intensity is half
+the axis' at half the beam width, and ``I_0 = lumens (m + 1) / (2 pi)`` so that the beam
+carries the lamp's luminous flux; each lamp's times its level (0: off to 1: full, ArduSub's
+lights output). ``exposure`` (1/lux) puts the illuminance on the scale of the ambient term
+(1: full scale for a white surface). The lamps' light is not shadowed and its backscatter (the
+light the water between scatters back into the camera, Jaffe's third term) is not modelled: the
+backscatter term stays Akkaynak and Treibitz's ambient one. With every lamp at 0 the image is
+the one without lamps, bit for bit.
+
 Axes: the camera's own axes are those of the mount (``rpy`` on its link): x along the optical
 axis, y to the right of the image, z down the image; ``tilt`` turns it about its y axis,
 right-handed (a positive tilt looks up in an FRD link: the pitch of the BlueROV2's tilt mount,
@@ -33,13 +49,62 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..scene import SceneRays
-from .camera_kernels import expose, shade, world_rays
+from .body_rays import BodyRays
+from .camera_kernels import box_rays, expose, shade, world_rays
 
 Array = np.ndarray
 # camera axes (x forward, y right, z down) from optical axes (x right, y down, z forward)
 OPTICAL = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 SAND, GREY = (0.76, 0.70, 0.50), (0.55, 0.55, 0.55)
 FAR = 1.0e6  # m: the range of a ray that meets nothing (its direct signal is zero)
+EXPOSURE = 1.0e-3  # 1/lux: 1000 lux on a white surface is full scale (this project's choice)
+
+
+@dataclass(frozen=True)
+class Lamp:
+    """A light's beam (module doc): ``lumens`` (lm) and ``beam_width`` (rad, the full angle at
+    half the axis' intensity)."""
+
+    lumens: float
+    beam_width: float
+
+    @property
+    def exponent(self) -> float:
+        """``m`` of ``I_0 cos(theta)^m``: half the axis' intensity at half the beam width."""
+        return math.log(0.5) / math.log(math.cos(0.5 * self.beam_width))
+
+    @property
+    def intensity(self) -> float:
+        """``I_0`` (cd): the axis' luminous intensity that carries ``lumens`` over the beam."""
+        return self.lumens * (self.exponent + 1.0) / (2.0 * math.pi)
+
+
+def lamp_rows(lamps: list[tuple[Lamp, Array, Array]], level: float, exposure: float = EXPOSURE) -> Array:
+    """The rows ``render`` takes for lamps at world positions and unit axes ``(lamp, position,
+    axis)``, all at ``level`` (0-1): position (3), axis (3), ``level exposure I_0``, ``m``."""
+    rows = np.zeros((len(lamps), 8))
+    for k, (lamp, position, axis) in enumerate(lamps):
+        rows[k, :3], rows[k, 3:6] = position, axis
+        rows[k, 6], rows[k, 7] = float(level) * exposure * lamp.intensity, lamp.exponent
+    return rows
+
+
+def lamp_light(points: Array, normals: Array, rows: Array, beta_d: Array) -> Array:
+    """The lamps' ``exposure E_c`` (pixels x 3, float64) on surfaces at ``points`` with unit
+    ``normals`` facing the camera (rows), ``rows`` as ``lamp_rows`` gives them (module doc)."""
+    out = np.zeros((len(points), 3))
+    for position, axis, strength, m in zip(rows[:, :3], rows[:, 3:6], rows[:, 6], rows[:, 7], strict=True):
+        if strength <= 0.0:
+            continue
+        s = points - position
+        r = np.linalg.norm(s, axis=1)
+        u = s / np.where(r > 0.0, r, 1.0)[:, None]
+        cos_b, cos_i = u @ axis, -np.einsum("ij,ij->i", u, normals)
+        lit = (cos_b > 0.0) & (cos_i > 0.0) & (r > 0.0)
+        e = np.zeros(len(points))
+        e[lit] = strength * cos_b[lit] ** m * cos_i[lit] / r[lit] ** 2
+        out += e[:, None] * np.exp(-np.asarray(beta_d, dtype=float)[None, :] * r[:, None])
+    return out
 
 
 @dataclass(frozen=True)
@@ -100,11 +165,14 @@ def image_formation(J: Array, z: Array, water: Water) -> Array:
 
 class Camera:
     """Renders one scene from poses: ``render(R, p)`` -> (RGB uint8 H x W x 3, depth float32
-    H x W). ``R`` takes camera axes to world NED (the mount's, before the tilt)."""
+    H x W). ``R`` takes camera axes to world NED (the mount's, before the tilt). With
+    ``BodyRays`` the bodies are seen too, where they were last placed (``BodyRays.place``), in
+    their first visual's colour; the body the camera sits in is left out by ``BodyRays``'s
+    ``skip``."""
 
     def __init__(
         self,
-        rays: SceneRays,
+        rays: SceneRays | BodyRays,
         intrinsics: Intrinsics,
         water: Water | None = None,
         max_range: float = 30.0,
@@ -112,42 +180,63 @@ class Camera:
         noise: float = 0.0,
         rng: np.random.Generator | None = None,
     ) -> None:
-        self.scene_rays, self.intrinsics = rays, intrinsics
+        self.rays, self.intrinsics = rays, intrinsics
+        self.bodies = rays if isinstance(rays, BodyRays) else None
+        self.scene_rays = rays.scene_rays if isinstance(rays, BodyRays) else rays
         self.water = water or Water()
         self.max_range, self.ambient, self.noise, self.rng = max_range, ambient, noise, rng
         self.directions, self.cosines = intrinsics.rays()
         names = [name for name, _, _ in rays.scene.surfaces()]
-        self.albedo = np.array(
-            [SAND if n == "seabed" else GREY for n in names] + [(0.0, 0.0, 0.0)], dtype=np.float32
-        )
+        colors: list[tuple[float, ...]] = [SAND if n == "seabed" else GREY for n in names]
+        colors += self.bodies.colors if self.bodies is not None else []
+        self.albedo = np.array([*colors, (0.0, 0.0, 0.0)], dtype=np.float32)
         self._frame = _Frame(self)
 
-    def radiance(self, R: Array, p: Array, tilt: float = 0.0) -> tuple[Array, Array]:
+    def radiance(
+        self, R: Array, p: Array, tilt: float = 0.0, lamps: Array | None = None
+    ) -> tuple[Array, Array]:
         """Radiance (pixels x 3, row-major, no noise) and range along each pixel's ray (inf
         where no surface is within ``max_range``): the model written plainly in numpy, every
-        ray through ``SceneRays.trace``; ``render`` computes the same compiled."""
+        ray through ``SceneRays.trace``; ``render`` computes the same compiled. ``lamps``: the
+        lights' rows (``lamp_rows``)."""
         world = np.asarray(R) @ tilted(tilt)
-        distance, normal, surface = self.scene_rays.trace(p, self.directions @ world.T)
+        rays = self.directions @ world.T
+        distance, normal, surface = self.rays.trace(p, rays)
         distance[distance > self.max_range] = np.inf
         surface[~np.isfinite(distance)] = -1
         light = self.ambient + (1.0 - self.ambient) * np.clip(-normal[:, 2], 0.0, None)  # NED: up is -z
-        J = self.albedo[surface] * light[:, None].astype(np.float32)
+        if lamps is not None and len(lamps) and np.any(lamps[:, 6] > 0.0):
+            seen = np.isfinite(distance)
+            added = np.zeros((len(distance), 3))
+            points = np.asarray(p, dtype=float) + distance[seen, None] * rays[seen]
+            added[seen] = lamp_light(
+                points, normal[seen], lamps, np.asarray(self.water.beta_d, dtype=np.float32)
+            )
+            J = self.albedo[surface] * (light[:, None] + added).astype(np.float32)
+        else:
+            J = self.albedo[surface] * light[:, None].astype(np.float32)
         return image_formation(J, distance.astype(np.float32), self.water), distance
 
-    def render(self, R: Array, p: Array, tilt: float = 0.0) -> tuple[Array, Array]:
+    def render(
+        self, R: Array, p: Array, tilt: float = 0.0, lamps: Array | None = None
+    ) -> tuple[Array, Array]:
         """The image (RGB uint8, H x W x 3: ``radiance`` plus the noise, rounded to nearest)
-        and the depth image (float32 H x W, NaN where no surface is). Not re-entrant: one
-        thread renders a camera."""
+        and the depth image (float32 H x W, NaN where no surface is); ``lamps``: the lights'
+        rows (``lamp_rows``). Not re-entrant: one thread renders a camera."""
         h, w = self.intrinsics.height, self.intrinsics.width
         world = np.asarray(R, dtype=float) @ tilted(tilt)
-        image, depth = self._frame.render(world, np.asarray(p, dtype=float))
+        lit = lamps is not None and len(lamps) and bool(np.any(lamps[:, 6] > 0.0))
+        rows = np.ascontiguousarray(lamps, dtype=float) if lit else np.zeros((0, 8))
+        image, depth = self._frame.render(world, np.asarray(p, dtype=float), rows)
         return image.reshape(h, w, 3), depth.reshape(h, w)
 
-    def render_plainly(self, R: Array, p: Array, tilt: float = 0.0) -> tuple[Array, Array]:
+    def render_plainly(
+        self, R: Array, p: Array, tilt: float = 0.0, lamps: Array | None = None
+    ) -> tuple[Array, Array]:
         """``render`` written plainly in numpy over ``radiance`` (every ray through
         ``SceneRays.trace``): the reference the compiled ``render`` is tested against, the same
         image and noise for the same generator state, about ten times slower."""
-        rgb, distance = self.radiance(R, p, tilt)
+        rgb, distance = self.radiance(R, p, tilt, lamps)
         if self.noise and self.rng is not None:
             rgb += self.noise * self.rng.standard_normal(rgb.shape, dtype=np.float32)
         h, w = self.intrinsics.height, self.intrinsics.width
@@ -197,8 +286,13 @@ class _Frame:
         self.tfar, self.index = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.int64)
         self.J = np.empty((n, 3), dtype=np.float32)
         self.E, self.normal = np.empty((n, 6), dtype=np.float32), np.empty((n, 3), dtype=np.float32)
+        self.body_dirs, self.body_tfar = np.empty((n, 3), dtype=np.float32), np.empty(n, dtype=np.float32)
+        self.body_index, self.taken = np.empty(n, dtype=np.int64), np.zeros(n, dtype=np.uint8)
+        intr = camera.intrinsics
+        self.K = np.array([intr.fx, intr.fy, intr.cx, intr.cy])
+        self.no_hits = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0)
 
-    def render(self, world: Array, p: Array) -> tuple[Array, Array]:
+    def render(self, world: Array, p: Array, lamps: Array) -> tuple[Array, Array]:
         cam = self.camera
         world = np.ascontiguousarray(world)
         height = float(p @ self.up + self.depth * -self.up[2])  # Seafloor.distance
@@ -207,12 +301,26 @@ class _Frame:
             self.mesh, self.plane_distance, self.dirs, self.tfar, self.index,
         )  # fmt: skip
         prim, hit = cam.scene_rays.mesh_hits(p, self.dirs[:m], self.tfar[:m])
+        body_index, body_prim, body_hit = self.no_hits
+        body_normals, body_surfaces = self.face_normals, self.face_surfaces
+        bodies = cam.bodies
+        if bodies is not None:
+            lo, hi = bodies.boxes()
+            if len(lo):
+                k = box_rays(
+                    self.rays, world, p, self.plane_distance, float(cam.max_range), lo, hi, self.K,
+                    cam.intrinsics.width, self.taken, self.body_dirs, self.body_tfar, self.body_index,
+                )  # fmt: skip
+                body_index = self.body_index[:k]
+                body_prim, body_hit = bodies.mesh_hits(p, self.body_dirs[:k], self.body_tfar[:k])
+                body_normals, body_surfaces = bodies.face_normals, bodies.face_surfaces
         n = len(self.rays)
         depth = np.empty(n, dtype=np.float32)
         shade(
-            self.rays, world, self.plane_distance, float(self.up[2]), self.index[:m], prim, hit,
-            self.face_normals, self.face_surfaces, cam.albedo, float(cam.ambient), float(cam.max_range),
-            cam.cosines, self.betas, self.J, self.E, depth,
+            self.rays, world, self.plane_distance, self.up, self.index[:m], prim, hit,
+            self.face_normals, self.face_surfaces, body_index, body_prim, body_hit, body_normals,
+            body_surfaces, cam.albedo, float(cam.ambient), float(cam.max_range), cam.cosines, self.betas,
+            p, lamps, self.J, self.E, depth,
         )  # fmt: skip
         np.exp(self.E, out=self.E)
         noise = np.float32(cam.noise if cam.noise and cam.rng is not None else 0.0)
@@ -223,7 +331,12 @@ class _Frame:
         return image, depth
 
 
-def camera_of(spec, rays: SceneRays, rng: np.random.Generator | None) -> Camera:
+def lamp_of(spec) -> Lamp:
+    """The lamp a description declares (``model.sensor_specs``: type ``light``)."""
+    return Lamp(spec.value("lumens"), spec.value("beam_width"))
+
+
+def camera_of(spec, rays: SceneRays | BodyRays, rng: np.random.Generator | None) -> Camera:
     """The camera a description declares (``model.sensor_specs``: type ``camera``)."""
     v = spec.value
     intrinsics = Intrinsics.from_fov(int(v("width")), int(v("height")), v("hfov"))

@@ -59,24 +59,75 @@ def world_rays(rays, world, p, up, height, plane, max_range, lo, hi, mesh, plane
 
 
 @njit(cache=True, nogil=True)
-def shade(
-    rays, world, plane_distance, up_z, index, prim, hit_distance, face_normals, face_surfaces,
-    albedo, ambient, max_range, cosines, betas, J, E, depth,
-):  # fmt: skip
-    """The first surface along each ray (the plane's distance unless Embree's triangle
-    ``prim`` is closer), beyond ``max_range`` none; its radiance lit from above into ``J``
-    (pixels x 3, float32: ``albedo (ambient + (1 - ambient) max(0, n . up))``, zero where none),
-    the exponents ``betas z`` of the six exponentials (``betas``: minus beta_D then minus beta_B,
-    float32; z the range in float32, ``FAR`` where none) into ``E`` and the optical depth into
-    ``depth`` (NaN where none)."""
+def box_rays(rays, world, p, plane_distance, max_range, lo, hi, K, width, taken, dirs, tfar, index):
+    """``world_rays``'s gathering for other boxes [``lo``, ``hi``] (rows: the bodies where they
+    are), the plane's distances already in ``plane_distance``: the rays that enter a box before
+    the plane and ``max_range``, their world directions (float32) into ``dirs``, the distance
+    not to look beyond into ``tfar``, the pixel into ``index``. Returns how many. Only the
+    pixels of the rectangle around a box's projected corners (``K``: fx, fy, cx, cy; rows of
+    ``width`` pixels) are tried, every pixel when a corner is not in front of the camera (a
+    convex box in front projects inside its corners' hull); ``taken`` (one flag a pixel,
+    zeros, left zero) keeps a pixel from being gathered twice."""
     n = rays.shape[0]
-    surface = np.empty(n, dtype=np.int64)
-    distance = np.empty(n)
-    nz = np.empty(n)
-    for i in range(n):
-        distance[i] = plane_distance[i]
-        surface[i] = 0 if plane_distance[i] < np.inf else -1
-        nz[i] = up_z
+    height = n // width
+    m = 0
+    for box in range(lo.shape[0]):
+        u0, u1, v0, v1 = 0, width - 1, 0, height - 1
+        front = True
+        umin, umax, vmin, vmax = np.inf, -np.inf, np.inf, -np.inf
+        for corner in range(8):
+            c = (lo[box, 0] if corner & 1 == 0 else hi[box, 0],
+                 lo[box, 1] if corner & 2 == 0 else hi[box, 1],
+                 lo[box, 2] if corner & 4 == 0 else hi[box, 2])  # fmt: skip
+            x = y = z = 0.0
+            for k in range(3):
+                dk = c[k] - p[k]
+                x += world[k, 0] * dk
+                y += world[k, 1] * dk
+                z += world[k, 2] * dk
+            if x <= 1e-9:
+                front = False
+                break
+            u, v = K[0] * y / x + K[2], K[1] * z / x + K[3]
+            umin, umax, vmin, vmax = min(umin, u), max(umax, u), min(vmin, v), max(vmax, v)
+        if front:
+            if umax < -1.0 or vmax < -1.0 or umin > width or vmin > height:
+                continue
+            u0, u1 = max(0, int(np.floor(umin)) - 1), min(width - 1, int(np.ceil(umax)) + 1)
+            v0, v1 = max(0, int(np.floor(vmin)) - 1), min(height - 1, int(np.ceil(vmax)) + 1)
+        for row in range(v0, v1 + 1):
+            for col in range(u0, u1 + 1):
+                i = row * width + col
+                if taken[i]:
+                    continue
+                a, b, c3 = rays[i, 0], rays[i, 1], rays[i, 2]
+                d0 = world[0, 0] * a + world[0, 1] * b + world[0, 2] * c3
+                d1 = world[1, 0] * a + world[1, 1] * b + world[1, 2] * c3
+                d2 = world[2, 0] * a + world[2, 1] * b + world[2, 2] * c3
+                far = min(plane_distance[i], max_range)
+                t0, t1 = 0.0, far
+                for k, dk in enumerate((d0, d1, d2)):
+                    if dk != 0.0:
+                        s0 = (lo[box, k] - p[k]) / dk
+                        s1 = (hi[box, k] - p[k]) / dk
+                        t0, t1 = max(t0, min(s0, s1)), min(t1, max(s0, s1))
+                    elif p[k] < lo[box, k] or p[k] > hi[box, k]:
+                        t1 = -1.0
+                if t0 <= t1:
+                    taken[i] = 1
+                    dirs[m, 0], dirs[m, 1], dirs[m, 2] = F32(d0), F32(d1), F32(d2)
+                    tfar[m] = F32(far * (1.0 + 1e-5) + 1e-6) if far < 1e30 else F32(1e30)
+                    index[m] = i
+                    m += 1
+    for j in range(m):
+        taken[index[j]] = 0
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _nearer(rays, world, index, prim, hit_distance, face_normals, face_surfaces, distance, surface, normal):
+    """Where Embree's triangle ``prim[j]`` is nearer than what pixel ``index[j]`` sees: its
+    distance, surface and unit normal facing the ray."""
     for j in range(index.shape[0]):
         tri = prim[j]
         if tri < 0:
@@ -90,7 +141,48 @@ def shade(
             facing = 0.0
             for k in range(3):
                 facing += face_normals[tri, k] * (world[k, 0] * a + world[k, 1] * b + world[k, 2] * c)
-            nz[i] = -face_normals[tri, 2] if facing > 0.0 else face_normals[tri, 2]
+            sign = -1.0 if facing > 0.0 else 1.0
+            for k in range(3):
+                normal[i, k] = sign * face_normals[tri, k]
+
+
+@njit(cache=True, nogil=True)
+def shade(
+    rays, world, plane_distance, up, index, prim, hit_distance, face_normals, face_surfaces,
+    body_index, body_prim, body_distance, body_normals, body_surfaces,
+    albedo, ambient, max_range, cosines, betas, p, lamps, J, E, depth,
+):  # fmt: skip
+    """The first surface along each ray (the plane's distance unless Embree's triangle
+    ``prim`` of the scene or ``body_prim`` of the bodies is closer), beyond ``max_range`` none;
+    its radiance lit from above into ``J`` (pixels x 3, float32: ``albedo (ambient + (1 -
+    ambient) max(0, n . up))``, zero where none), the exponents ``betas z`` of the six
+    exponentials (``betas``: minus beta_D then minus beta_B, float32; z the range in float32,
+    ``FAR`` where none) into ``E`` and the optical depth into ``depth`` (NaN where none). The
+    lamps (rows of ``lamps``: position, axis, strength, exponent; ``camera.lamp_light``) add their
+    light at the hit point ``p + distance ray`` to the light from above, each channel
+    attenuated along the lamp-to-surface path (``betas[:3]``)."""
+    n = rays.shape[0]
+    surface = np.empty(n, dtype=np.int64)
+    distance = np.empty(n)
+    normal = np.empty((n, 3))
+    for i in range(n):
+        distance[i] = plane_distance[i]
+        surface[i] = 0 if plane_distance[i] < np.inf else -1
+        normal[i, 0], normal[i, 1], normal[i, 2] = up[0], up[1], up[2]
+    _nearer(rays, world, index, prim, hit_distance, face_normals, face_surfaces, distance, surface, normal)
+    _nearer(
+        rays,
+        world,
+        body_index,
+        body_prim,
+        body_distance,
+        body_normals,
+        body_surfaces,
+        distance,
+        surface,
+        normal,
+    )
+    nz = normal[:, 2]
     far = F32(1.0e6)
     for i in range(n):
         if distance[i] > max_range or not distance[i] < np.inf:
@@ -98,14 +190,47 @@ def shade(
             z = far
             depth[i] = np.nan
         else:
-            light = F32(ambient + (1.0 - ambient) * max(-nz[i], 0.0))
+            base = ambient + (1.0 - ambient) * max(-nz[i], 0.0)
             s = surface[i]
-            for c in range(3):
-                J[i, c] = albedo[s, c] * light
+            if lamps.shape[0] == 0:
+                light = F32(base)
+                for c in range(3):
+                    J[i, c] = albedo[s, c] * light
+            else:
+                added = _lamps(rays, world, p, distance[i], normal, i, lamps, betas)
+                for c in range(3):
+                    J[i, c] = albedo[s, c] * F32(base + added[c])
             z = min(F32(distance[i]), far)
             depth[i] = F32(distance[i] * cosines[i])
         for k in range(6):
             E[i, k] = betas[k] * z
+
+
+@njit(cache=True, nogil=True)
+def _lamps(rays, world, p, distance, normal, i, lamps, betas):
+    """``camera.lamp_light`` at pixel ``i``'s hit point (float64, one value a channel)."""
+    out = np.zeros(3)
+    a, b, c = rays[i, 0], rays[i, 1], rays[i, 2]
+    x0 = p[0] + distance * (world[0, 0] * a + world[0, 1] * b + world[0, 2] * c)
+    x1 = p[1] + distance * (world[1, 0] * a + world[1, 1] * b + world[1, 2] * c)
+    x2 = p[2] + distance * (world[2, 0] * a + world[2, 1] * b + world[2, 2] * c)
+    for k in range(lamps.shape[0]):
+        strength = lamps[k, 6]
+        if strength <= 0.0:
+            continue
+        s0, s1, s2 = x0 - lamps[k, 0], x1 - lamps[k, 1], x2 - lamps[k, 2]
+        r = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+        if r <= 0.0:
+            continue
+        u0, u1, u2 = s0 / r, s1 / r, s2 / r
+        cos_b = u0 * lamps[k, 3] + u1 * lamps[k, 4] + u2 * lamps[k, 5]
+        cos_i = -(u0 * normal[i, 0] + u1 * normal[i, 1] + u2 * normal[i, 2])
+        if cos_b <= 0.0 or cos_i <= 0.0:
+            continue
+        e = strength * cos_b ** lamps[k, 7] * cos_i / (r * r)
+        for ch in range(3):
+            out[ch] += e * np.exp(float(betas[ch]) * r)  # betas: minus beta_D
+    return out
 
 
 @njit(cache=True, nogil=True)
