@@ -298,11 +298,11 @@ def test_alt_hold_stops_where_ardusub_stops(config, frame, stick):
     vehicle goes no more than 0.05 m past the depth it then holds (ArduSub's shaped target:
     the dive rate brought to zero at PILOT_ACCEL_Z with PSC_JERK_Z, tracked by its position /
     velocity / acceleration cascade), and holds the controller's target within 0.01 m. At
-    1400 us (0.17 m/s) and 1300 us (0.44 m/s) the vehicle follows the requested rate and the
-    target stops within 0.01 m of the kinematic stopping point from where it was at release
-    (the vehicle trails it by up to 0.04 m while diving); at
-    1100 us (1 m/s requested) the thrusters saturate and the target runs ahead of the vehicle by
-    the position controller's error limit, as ArduSub's does."""
+    1400 us (0.37 m/s) the vehicle follows the requested rate and the target stops within
+    0.01 m of the kinematic stopping point from where it was at release (the vehicle trails it
+    by up to 0.04 m while diving); at 1300 and 1100 us (0.98 and 2 m/s requested) the
+    thrusters saturate and the target runs ahead of the vehicle by the position controller's
+    error limit, as ArduSub's does."""
 
     def start(sim):
         sim.state.q[2] = 2.0
@@ -327,15 +327,19 @@ def test_alt_hold_stops_where_ardusub_stops(config, frame, stick):
 
 
 def test_alt_hold_shaping_and_stick_mapping_are_ardusubs():
-    """The stick's climb rate (the firmware's parameters): +-1 m/s at the ends, zero within +-40 us of centre
-    (THR_DZ 100 x joystick gain 0.5 in control_in units of 0.8 us), linear in between; the
+    """The stick's climb rate (the firmware's parameters): +-1 m/s at the ends, zero from 1462 to
+    1538 us (THR_DZ 100 x joystick gain 0.5 around the throttle channel's middle 480, in
+    control_in units of 0.77 us: RC3_DZ's 30 us come off the bottom of the range), linear in
+    between on the integer control_in; the
     shaped stop from speed v with acceleration limit a and jerk limit j is
     v^2/(2a) + v a/(2j) when v > a^2/j (a trapezoidal deceleration), within 2 mm: the square-root
     controller's linear region near zero velocity (gain j/a) ends it on an exponential tail."""
     p = ALT_HOLD_FIRMWARE
     assert climb_rate(p, 1100) == -1.0 and climb_rate(p, 1900) == 1.0
-    assert climb_rate(p, 1539) == 0.0 and climb_rate(p, 1461) == 0.0
-    assert climb_rate(p, 1700) == pytest.approx(1.0 * (750 - 550) / 450)
+    assert climb_rate(p, 1538) == 0.0 and climb_rate(p, 1462) == 0.0
+    assert climb_rate(p, 1539) > 0.0 and climb_rate(p, 1461) < 0.0
+    assert climb_rate(p, 1700) == pytest.approx(1.0 * (740 - 530) / 470)  # control_in 740
+    assert climb_rate(p, 1300) == pytest.approx(1.0 * (220 - 430) / 430)  # control_in 220
     assert climb_rate(ALT_HOLD_SITL, 1100) == -2.0  # sub.parm's PILOT_SPEED_UP 200 cm/s
     a, j = p.pilot_accel_z, p.jerk_max
     assert j == pytest.approx(min(50.0, 1.0 * 2 * np.pi * 20.0 / 5.0))

@@ -206,7 +206,16 @@ def main() -> int:
     physics = Physics(args.description)
     physics.start()
     workdir = tempfile.mkdtemp(prefix="ardusub_sitl_")
-    cmd = [args.ardusub, "--model", "JSON:127.0.0.1", "--defaults", args.defaults, "--home", HOME,
+    # as on a real vehicle: no RC receiver (SITL simulates one, whose pulses would count as pilot
+    # input and hide a gap in MANUAL_CONTROL from the pilot-input failsafe), and an eight-thruster
+    # vehicle's motor 8 on SERVO8 (sub.parm gives SERVO8 to the camera mount)
+    extra = os.path.join(workdir, "vehicle.parm")
+    with open(extra, "w") as f:
+        f.write("SIM_RC_FAIL 1\n")
+        if 8 in physics.backend.bank.motors:
+            f.write("SERVO8_FUNCTION 40\n")
+    defaults = f"{args.defaults},{extra}"
+    cmd = [args.ardusub, "--model", "JSON:127.0.0.1", "--defaults", defaults, "--home", HOME,
            "-w", "--speedup", str(args.speedup)]  # fmt: skip
     sitl = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wall0 = time.monotonic()
@@ -255,7 +264,6 @@ def main() -> int:
         t_release = physics.now()[0]
         log += fly(mav, physics, 12.0, gcs)
         real_stop = stop_after_release(physics.history, t_release)
-        emulated_stop = emulated_dive(args.description, hold[-1, 1], 5.0, 150, args.althold)
         sticks = {}
         for name, stick, axis in (
             ("forward", {"x": 500}, 0),
@@ -269,6 +277,9 @@ def main() -> int:
             log += fly(mav, physics, 3.0, gcs)
         gcs.send(lambda m: m.arducopter_disarm())
         fly(mav, physics, 1.0, gcs)
+        # computed once ArduSub is disarmed: nothing of the flight waits for it (the ground
+        # station thread keeps the heartbeat and the sticks going meanwhile all the same)
+        emulated_stop = emulated_dive(args.description, hold[-1, 1], 5.0, 150, args.althold)
         # ArduSub's attitude estimate against the physics, on SITL's clock (time_boot_ms)
         times = np.array([h[0] for h in physics.history])
         eul = np.array([quat2euler(h[1][3:7], "rzyx")[::-1] for h in physics.history])  # roll, pitch, yaw

@@ -8,9 +8,11 @@ Re-expressed from ArduPilot (``ArduSub/mode_althold.cpp``, ``ArduSub/Attitude.cp
 are positive up, in metres, as in ArduPilot's U axis.
 
 - Stick to climb rate (``Sub::get_pilot_desired_climb_rate``): the throttle channel's
-  ``control_in`` (0-1000 over 1100-1900 us) outside a dead band of ``THR_DZ`` x the joystick
-  gain (100 x 0.5 = 50, i.e. +-40 us) scales linearly to ``PILOT_SPEED_UP`` /
-  ``PILOT_SPEED_DN`` at the stick's ends.
+  ``control_in`` (``RC_Channel::pwm_to_range``: 0-1000 over 1130-1900 us, the channel's own
+  dead zone RC3_DZ of 30 us taken off its bottom, truncated to an integer; its middle,
+  ``get_control_mid``, is 480) outside a dead band of ``THR_DZ`` x the joystick gain
+  (100 x 0.5 = 50 control_in units, 1462-1538 us) scales linearly to ``PILOT_SPEED_UP`` /
+  ``PILOT_SPEED_DN`` at the stick's ends: 1300 us asks 0.973 x PILOT_SPEED_DN.
 - Shaping (``input_vel_accel_U_m``): the desired velocity approaches that rate through a
   square-root controller on the velocity error whose acceleration is limited to
   ``PILOT_ACCEL_Z`` and whose jerk is limited to ``PSC_JERK_Z`` (further limited by the
@@ -54,6 +56,7 @@ class AltHoldParams:
     pilot_accel_z: float = 1.0  # m/s^2, PILOT_ACCEL_Z (100 cm/s/s)
     jerk_z: float = 50.0  # m/s^3, PSC_JERK_Z (ArduSub's default)
     throttle_deadzone: float = 100.0  # THR_DZ, control_in units before the joystick gain
+    rc3_dz: int = 30  # RC3_DZ, us: the throttle channel's dead zone (Sub::init_rc_in's default)
     joystick_gain: float = 0.5  # JS_GAIN_DEFAULT
     pos_p: float = 3.0  # PSC_POSZ_P, 1/s
     vel_p: float = 8.0  # PSC_VELZ_P, (cm/s^2)/(cm/s)
@@ -84,11 +87,24 @@ ALT_HOLD_SITL = AltHoldParams(pilot_speed_up=2.0, pilot_accel_z=2.0, jerk_z=8.0)
 ALT_HOLD_DEFAULTS = ALT_HOLD_SITL  # checked against real ArduSub SITL: docs/actuators.md
 
 
+RC_MIN, RC_MAX = 1100, 1900  # RC3_MIN, RC3_MAX (us)
+
+
+def throttle_control_in(params: AltHoldParams, pwm: float) -> tuple[int, int]:
+    """The throttle channel's ``control_in`` for a PWM and its ``get_control_mid``
+    (``RC_Channel::pwm_to_range_dz`` with RC3_DZ, range 1000, both stored as integers)."""
+    low = RC_MIN + params.rc3_dz
+    r = min(max(int(pwm), RC_MIN), RC_MAX)  # radio_in is an integer number of us
+    control = int(1000.0 * (r - low) / (RC_MAX - low)) if r > low else 0
+    mid = (1000 * ((RC_MIN + RC_MAX) // 2 - low)) // (RC_MAX - low)
+    return control, mid
+
+
 def climb_rate(params: AltHoldParams, pwm: float) -> float:
     """``Sub::get_pilot_desired_climb_rate`` for a throttle PWM (m/s, up positive)."""
-    control = min(max((pwm - 1100.0) * 1000.0 / 800.0, 0.0), 1000.0)
+    control, mid = throttle_control_in(params, pwm)
     band = params.throttle_deadzone * params.joystick_gain
-    top, bottom = 500.0 + band, 500.0 - band
+    top, bottom = mid + band, mid - band
     if control < bottom:
         rate = params.speed_down * (control - bottom) / bottom
     elif control > top:

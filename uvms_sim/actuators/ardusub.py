@@ -44,8 +44,11 @@ on an EKF estimate; these act on the true state):
   (``uvms_sim.actuators.althold``): the throttle stick's climb rate shaped with
   PILOT_ACCEL_Z, then a position / velocity / acceleration cascade.
 
-Gains (``ModeGains`` defaults) were tuned on the shipped BlueROV2 and Heavy models: critically
-damped-ish attitude within about 1 s, depth error below 5 cm after a 0.5 m step in 10 s.
+Gains (``ModeGains`` defaults) were fitted to real ArduSub SITL flying the BlueROV2 Heavy
+(``test/test_ardusub_traces.py``, docs/ardusub_traces.md): a 22.5 degree roll or pitch step
+reaches about 11 degrees at once and creeps on towards the target on the integrator (about
+18 degrees after 4 s), released it leaves a few degrees that decay over seconds; the yaw rate
+is within 2 % of ArduSub's.
 """
 
 from __future__ import annotations
@@ -184,9 +187,11 @@ class VehicleState:
 class ModeGains:
     """Gains of the emulated STABILIZE / ALT_HOLD controllers (see module docstring)."""
 
-    k_angle: tuple[float, float, float] = (3.0, 3.0, 1.5)  # output per rad of roll/pitch/yaw error
+    # fitted to real ArduSub SITL's STABILIZE steps on the Heavy (test/test_ardusub_traces.py):
+    # a fast part of the step at once, the rest on the integrator over seconds, as its rate PIDs do
+    k_angle: tuple[float, float, float] = (0.9, 0.9, 2.5)  # output per rad of roll/pitch/yaw error
     k_rate: tuple[float, float, float] = (0.35, 0.35, 0.2)  # output per rad/s of body rate
-    k_int: tuple[float, float, float] = (2.0, 2.0, 1.0)  # output per rad s of angle error
+    k_int: tuple[float, float, float] = (0.3, 0.3, 1.0)  # output per rad s of angle error
     int_max: float = 0.5  # integrator limit (output)
     lean_max: float = np.radians(45.0)  # rad at full roll/pitch stick (ANGLE_MAX 4500 cd)
     yaw_rate_max: float = np.radians(45.0 * 3.375)  # rad/s at full yaw stick (4500 cd x ACRO_YAW_P)
@@ -212,6 +217,10 @@ class ArduSubEmulator:
     directions: dict[int, float] = field(default_factory=dict)
     gains: ModeGains = field(default_factory=ModeGains)
     fv_coupling: float = 1.0  # MOT_FV_CPLNG_K
+    # RC_OPTIONS' ARMING_CHECK_THROTTLE (bit 5): the firmware's default; ArduPilot's sub.parm for
+    # SITL sets RC_OPTIONS 0, with which ArduSub arms whatever the throttle stick
+    arming_check_throttle: bool = True
+    throttle_dead_zone: float = 30.0  # RC3_DZ (Sub::init_rc_in's default), us
     mount_limits: tuple[float, float] = MOUNT_LIMITS  # rad: MNT1_PITCH_MIN, MNT1_PITCH_MAX
     mount_rate: float = MOUNT_RC_RATE  # rad/s: MNT1_RC_RATE
 
@@ -227,8 +236,21 @@ class ArduSubEmulator:
         self.althold = AltHold(self.gains.althold)
         self._i_att = np.zeros(3)
         self.throttle = Throttle()
+        # the motors' throttle filter (AP_MotorsMulticopter::update_throttle_filter): its cutoff
+        # is whatever the last mode to set one set (ALT_HOLD 2 Hz, STABILIZE PILOT_THR_FILT 0 =
+        # none, MANUAL none of its own: after ALT_HOLD, MANUAL's throttle is low-passed at 2 Hz)
+        self._throttle_cutoff = 0.0
+        self._throttle_out: float | None = None
 
     # -- commands ---------------------------------------------------------------------------
+    def arming_refusal(self) -> str | None:
+        """Why ArduSub refuses to arm now, or None (``AP_Arming_Sub::arm``): with
+        ``arming_check_throttle`` and THR_ARM_POS 1 (both defaults) the throttle channel must be
+        within its trim +- RC3_DZ (``RC_Channel::in_trim_dz``: 1470-1530 us, ends included)."""
+        if self.arming_check_throttle and abs(self.rc[2] - 1500.0) > self.throttle_dead_zone:
+            return "Throttle not centered/close to trim"
+        return None
+
     def arm(self, value: bool = True) -> None:
         self.armed = bool(value)
         self._reset_controllers()
@@ -303,17 +325,32 @@ class ArduSubEmulator:
             return {m: 1500.0 for m in self.motors}
         sticks = dict(zip(RC_CHANNELS, normalize_rc(self.rc[: len(RC_CHANNELS)]), strict=True))
         if self.mode == "MANUAL":
-            roll, pitch, yaw, throttle = sticks["roll"], sticks["pitch"], sticks["yaw"], sticks["throttle"]
-        else:
-            if state is None:
-                raise ValueError(f"ArduSub's {self.mode} needs the vehicle's state")
+            roll, pitch, yaw = sticks["roll"], sticks["pitch"], sticks["yaw"]
+            throttle = self._filter_throttle(sticks["throttle"], dt)
+        elif state is None:
+            raise ValueError(f"ArduSub's {self.mode} needs the vehicle's state")
+        elif self.mode == "STABILIZE":
             roll, pitch, yaw = self._attitude(state, sticks, dt)
-            throttle = sticks["throttle"] if self.mode == "STABILIZE" else self._depth(state, sticks, dt)
+            self._throttle_cutoff = 0.0  # PILOT_THR_FILT
+            throttle = self._filter_throttle(sticks["throttle"], dt)
+        else:
+            roll, pitch, yaw = self._attitude(state, sticks, dt)
+            throttle = self._depth(state, sticks, dt)  # low-passed at 2 Hz by AltHold itself
+            self._throttle_cutoff, self._throttle_out = self.althold.params.throttle_filt_hz, throttle
         out = mix(
             self.frame, roll, pitch, yaw, throttle, sticks["forward"], sticks["lateral"], self.directions,
             self.fv_coupling,
         )  # fmt: skip
         return {m: float(p) for m, p in zip(out, thrust_to_pwm(list(out.values())), strict=True)}
+
+    def _filter_throttle(self, throttle: float, dt: float) -> float:
+        """The motors' first-order throttle filter at the current cutoff (0: passed through)."""
+        if self._throttle_out is None or self._throttle_cutoff <= 0.0:
+            self._throttle_out = throttle
+        else:
+            rc = 1.0 / (2.0 * np.pi * self._throttle_cutoff)
+            self._throttle_out += dt / (dt + rc) * (throttle - self._throttle_out)
+        return self._throttle_out
 
     def servo_outputs(self, motors: dict[int, float]) -> tuple[int, ...]:
         """SERVO1 first, through SERVO10: the motors' PWMs ``motors`` (0 where none), the

@@ -37,7 +37,8 @@ Under ``<namespace>`` (default ``mavros``, relative to the node's namespace):
   (negative below it).
 - services ``cmd/arming`` (mavros_msgs/CommandBool) and ``set_mode`` (mavros_msgs/SetMode).
   Arming is refused (success false, result 4 = MAV_RESULT_FAILED) while the throttle stick is
-  away from neutral (more than 50 us), as ArduSub refuses to arm with throttle applied. A mode
+  outside 1470-1530 us (trim +- RC3_DZ), as ArduSub with its default RC_OPTIONS refuses to arm
+  with throttle applied (``ArduSubEmulator.arming_refusal``). A mode
   other than MANUAL, STABILIZE and ALT_HOLD is refused with ``mode_sent`` false (ArduSub's
   GUIDED/AUTO/POSHOLD and their setpoint topics are not emulated; neither is the battery).
 """
@@ -59,7 +60,6 @@ from .messages import wanted
 
 FS_PILOT_TIMEOUT = 3.0  # s, ArduSub's FS_PILOT_TIMEOUT default
 JS_GAIN_DEFAULT = 0.5
-THROTTLE_ARM_BAND = 50.0  # us around 1500 that counts as neutral throttle for arming
 
 
 class MavrosShim:
@@ -142,9 +142,10 @@ class MavrosShim:
     def on_arming(self, request: CommandBool.Request, response: CommandBool.Response) -> CommandBool.Response:
         with self.node.lock:
             throttle = self.autopilot.rc[2]
-            if request.value and abs(throttle - 1500.0) > THROTTLE_ARM_BAND:
+            refusal = self.autopilot.arming_refusal() if request.value else None
+            if refusal is not None:
                 response.success, response.result = False, 4
-                self.node.get_logger().warning(f"Arming refused: throttle not neutral ({throttle:.0f} us)")
+                self.node.get_logger().warning(f"Arming refused: {refusal} ({throttle:.0f} us)")
             else:
                 self.autopilot.arm(bool(request.value))
                 response.success, response.result = True, 0
