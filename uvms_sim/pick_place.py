@@ -4,8 +4,9 @@ basket while ArduSub holds depth (docs/arm.md, "Pick and place").
 The scene is ``bluerov2_heavy_alpha5`` with a flat seabed, a sample (an upright 20 x 60 x 80 mm
 box, 0.18 kg: 0.8 N heavy in water) in front of the vehicle and a basket (a fixed box open at
 the top: a floor and four walls of the scene's structures) beside it. The emulated ArduSub
-(``actuators.ardusub``, the autopilot behind the node's MAVROS interface) flies the vehicle in
-ALT_HOLD with the sticks neutral, at its 400 Hz loop; the arm's firmware servos
+(``actuators.ardusub``, the autopilot behind the node's MAVROS interface, with its attitude
+gains raised for the arm: ``ARM_GAINS``) flies the vehicle in ALT_HOLD with the sticks neutral,
+at its 400 Hz loop; the arm's firmware servos
 (``actuators.servo``) follow rest-to-rest quintic moves between joint poses, jaws pointing down
 (shoulder and elbow equal): down to the sample, closed on it, up, round over the basket, open,
 and home. The sample and the basket are placed where those poses put the tool point with the
@@ -30,7 +31,7 @@ import yaml
 from scipy.optimize import brentq, least_squares
 from transforms3d.euler import quat2euler
 
-from .actuators.ardusub import ArduSubEmulator, VehicleState
+from .actuators.ardusub import ArduSubEmulator, ModeGains, VehicleState
 from .actuators.servo import JointServos, alpha5_specs
 from .dynamics.rnea import rnea
 from .model.configs import resolve
@@ -56,6 +57,12 @@ GRASP_HEIGHT = 0.08 - 0.025  # m above the seabed: the tool 25 mm below the samp
 CARRY_HEIGHT = 0.16  # m: the sample's bottom clears the basket's walls
 HOME = (3.14, 1.5, 1.5, 3.1)
 STICK_GAINS = (2000.0, 1500.0)  # us of stick per m of offset and per m/s (the pilot's station keeping)
+
+
+# ArduSub's attitude loops as a pilot tunes them for an arm (stiffer angle and integrator terms,
+# ATC_ANG_*_P and ATC_RAT_*_I raised): with the firmware's defaults (``ModeGains()``, fitted to
+# ArduSub SITL) the arm's weight pitches the Heavy by up to 10 degrees and the jaws miss the sample
+ARM_GAINS = ModeGains(k_angle=(3.0, 3.0, 1.5), k_int=(2.0, 2.0, 1.0))
 
 
 @dataclass
@@ -189,7 +196,9 @@ class Run:
         self.dt = 1.0 / rate
         assert self.sim.thrusters is not None
         self.thrusters = self.sim.thrusters
-        self.autopilot = ArduSubEmulator("vectored_6dof", directions=self.thrusters.motor_directions())
+        self.autopilot = ArduSubEmulator(
+            "vectored_6dof", directions=self.thrusters.motor_directions(), gains=ARM_GAINS
+        )
         self.autopilot.arm(True)
         self.autopilot.set_mode("ALT_HOLD")
         self.every = max(1, round(rate / 400.0))  # ArduSub's 400 Hz loop
