@@ -15,6 +15,21 @@ F32 = np.float32
 
 
 @njit(cache=True, nogil=True)
+def _slab(p, d0, d1, d2, lo, hi, box, far) -> bool:
+    """The slab test: whether the ray from ``p`` along ``(d0, d1, d2)`` meets box ``box``
+    (``lo``, ``hi`` corners) within ``far`` (its parameter interval inside the box not empty)."""
+    t0, t1 = 0.0, far
+    for k, dk in enumerate((d0, d1, d2)):
+        if dk != 0.0:
+            s0 = (lo[box, k] - p[k]) / dk
+            s1 = (hi[box, k] - p[k]) / dk
+            t0, t1 = max(t0, min(s0, s1)), min(t1, max(s0, s1))
+        elif p[k] < lo[box, k] or p[k] > hi[box, k]:
+            t1 = -1.0
+    return t0 <= t1
+
+
+@njit(cache=True, nogil=True)
 def world_rays(rays, world, p, up, height, plane, max_range, lo, hi, mesh, plane_distance, dirs, tfar, index):
     """For each pixel's ray (rows of ``rays``, camera axes) turned by ``world``: its distance
     to the plane seabed (``plane``: unit normal ``up``, height of ``p`` above it) into
@@ -40,16 +55,7 @@ def world_rays(rays, world, p, up, height, plane, max_range, lo, hi, mesh, plane
             continue
         far = min(limit, max_range)
         for box in range(lo.shape[0]):
-            # the slab test: the ray's parameter interval inside the box
-            t0, t1 = 0.0, far
-            for k, dk in enumerate((d0, d1, d2)):
-                if dk != 0.0:
-                    s0 = (lo[box, k] - p[k]) / dk
-                    s1 = (hi[box, k] - p[k]) / dk
-                    t0, t1 = max(t0, min(s0, s1)), min(t1, max(s0, s1))
-                elif p[k] < lo[box, k] or p[k] > hi[box, k]:
-                    t1 = -1.0
-            if t0 <= t1:
+            if _slab(p, d0, d1, d2, lo, hi, box, far):
                 dirs[m, 0], dirs[m, 1], dirs[m, 2] = F32(d0), F32(d1), F32(d2)
                 tfar[m] = F32(far * (1.0 + 1e-5) + 1e-6) if far < 1e30 else F32(1e30)
                 index[m] = i
@@ -105,15 +111,7 @@ def box_rays(rays, world, p, plane_distance, max_range, lo, hi, K, width, taken,
                 d1 = world[1, 0] * a + world[1, 1] * b + world[1, 2] * c3
                 d2 = world[2, 0] * a + world[2, 1] * b + world[2, 2] * c3
                 far = min(plane_distance[i], max_range)
-                t0, t1 = 0.0, far
-                for k, dk in enumerate((d0, d1, d2)):
-                    if dk != 0.0:
-                        s0 = (lo[box, k] - p[k]) / dk
-                        s1 = (hi[box, k] - p[k]) / dk
-                        t0, t1 = max(t0, min(s0, s1)), min(t1, max(s0, s1))
-                    elif p[k] < lo[box, k] or p[k] > hi[box, k]:
-                        t1 = -1.0
-                if t0 <= t1:
+                if _slab(p, d0, d1, d2, lo, hi, box, far):
                     taken[i] = 1
                     dirs[m, 0], dirs[m, 1], dirs[m, 2] = F32(d0), F32(d1), F32(d2)
                     tfar[m] = F32(far * (1.0 + 1e-5) + 1e-6) if far < 1e30 else F32(1e30)
