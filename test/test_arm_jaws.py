@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
-from uvms_sim.actuators.servo import JointServos, alpha5_specs
+from uvms_sim.actuators.servo import JointServos, alpha5_specs, hold_loaded
 from uvms_sim.dynamics.constraints import constrained_aba
 from uvms_sim.dynamics.rnea import rnea
 from uvms_sim.model import load
@@ -84,9 +84,7 @@ def _scene(tmp_path: Path, current: list[float]) -> Simulator:
     sim = Simulator.from_system(system)
     model, q0 = sim.model, system.initial_q
     servos = JointServos(model, alpha5_specs(model), q=q0)
-    zero = np.zeros(model.nv)
-    servos.hold(q0)
-    servos.preload(rnea(model, model.create_data(), q0, zero, zero, sim.env)[servos.iv])
+    hold_loaded(servos, model, sim.env, q0)
     sim.joint_motors = servos
     return sim
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from uvms_sim.actuators.servo import JointServos, ServoSpec, alpha5_specs
+from uvms_sim.actuators.servo import JointServos, ServoSpec, alpha5_specs, hold_loaded
 from uvms_sim.dynamics.flat import NSV, SV_SAVED
 from uvms_sim.dynamics.rnea import rnea
 from uvms_sim.model import load
@@ -133,9 +133,7 @@ def _heavy_with_servos():
     sim = Simulator.from_system(system)
     model, q0 = sim.model, system.initial_q
     servos = JointServos(model, alpha5_specs(model), q=q0)
-    zero = np.zeros(model.nv)
-    servos.hold(q0)
-    servos.preload(rnea(model, model.create_data(), q0, zero, zero, sim.env)[servos.iv])
+    hold_loaded(servos, model, sim.env, q0)
     sim.joint_motors = servos
     return sim, servos
 

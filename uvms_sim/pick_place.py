@@ -32,8 +32,7 @@ from scipy.optimize import brentq, least_squares
 from transforms3d.euler import quat2euler
 
 from .actuators.ardusub import ArduSubEmulator, ModeGains, VehicleState
-from .actuators.servo import JointServos, alpha5_specs
-from .dynamics.rnea import rnea
+from .actuators.servo import JointServos, alpha5_specs, hold_loaded
 from .model.configs import resolve
 from .model.description import load
 from .model.kinematics import placements
@@ -189,9 +188,7 @@ class Run:
         specs = alpha5_specs(model)
         assert specs is not None  # the Heavy with the Alpha 5
         self.servos = JointServos(model, specs, q=q0)
-        zero = np.zeros(model.nv)
-        self.servos.hold(q0)
-        self.servos.preload(rnea(model, model.create_data(), q0, zero, zero, self.sim.env)[self.servos.iv])
+        hold_loaded(self.servos, model, self.sim.env, q0)
         self.sim.joint_motors = self.servos
         self.dt = 1.0 / rate
         assert self.sim.thrusters is not None

@@ -64,6 +64,7 @@ from ..dynamics.flat import (
     SV_V,
     SV_VMAX,
 )
+from ..dynamics.rnea import rnea
 from ..log import Throttle
 from ..model.model import Model
 from ..spatial import Array
@@ -325,3 +326,11 @@ class JointServos:
         tau = np.array(tau, dtype=float)
         tau[self.iv] = self.update(q, v, dt)
         return tau
+
+
+def hold_loaded(servos: JointServos, model: Model, env, q: Array) -> None:
+    """The servos hold ``q`` carrying its static load (RNEA at rest in ``env``: what the joints
+    bear there), as the node starts and resets them."""
+    zero = np.zeros(model.nv)
+    servos.hold(q)
+    servos.preload(rnea(model, model.create_data(), q, zero, zero, env)[servos.iv])

@@ -165,7 +165,7 @@ from transforms3d.quaternions import axangle2quat, qmult, rotate_vector
 
 from .. import __version__, frames
 from ..actuators.joints import JointMotors
-from ..actuators.servo import JointServos, alpha5_specs
+from ..actuators.servo import JointServos, alpha5_specs, hold_loaded
 from ..dynamics.compiled import compiled as kernels_compiled
 from ..dynamics.rnea import rnea
 from ..log import Throttle
@@ -412,11 +412,7 @@ class SimulatorNode(Node):
 
     def _preload(self, servos: JointServos, q: np.ndarray) -> None:
         """The servos hold ``q`` carrying its static load (RNEA at rest)."""
-        model = self.sim.model
-        zero = np.zeros(model.nv)
-        static = rnea(model, model.create_data(), q, zero, zero, self.sim.env)
-        servos.hold(q)
-        servos.preload(static[servos.iv])
+        hold_loaded(servos, self.sim.model, self.sim.env, q)
 
     def _views(self, get) -> None:
         """What viewers see: the RViz markers (``scene``, at ``marker_rate``) and the browser
