@@ -288,6 +288,8 @@ class _Frame:
         self.E, self.normal = np.empty((n, 6), dtype=np.float32), np.empty((n, 3), dtype=np.float32)
         self.body_dirs, self.body_tfar = np.empty((n, 3), dtype=np.float32), np.empty(n, dtype=np.float32)
         self.body_index, self.taken = np.empty(n, dtype=np.int64), np.zeros(n, dtype=np.uint8)
+        self.surface, self.distance = np.empty(n, dtype=np.int64), np.empty(n)  # shade's buffers
+        self.hit_normal = np.empty((n, 3))
         intr = camera.intrinsics
         self.K = np.array([intr.fx, intr.fy, intr.cx, intr.cy])
         self.no_hits = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0)
@@ -320,7 +322,7 @@ class _Frame:
             self.rays, world, self.plane_distance, self.up, self.index[:m], prim, hit,
             self.face_normals, self.face_surfaces, body_index, body_prim, body_hit, body_normals,
             body_surfaces, cam.albedo, float(cam.ambient), float(cam.max_range), cam.cosines, self.betas,
-            p, lamps, self.J, self.E, depth,
+            p, lamps, self.J, self.E, depth, self.surface, self.distance, self.hit_normal,
         )  # fmt: skip
         np.exp(self.E, out=self.E)
         noise = np.float32(cam.noise if cam.noise and cam.rng is not None else 0.0)
