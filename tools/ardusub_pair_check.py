@@ -182,6 +182,7 @@ def main() -> int:
     n = len(backend.instances)
     sitls, links, stations = [], [], []
     wall0 = time.monotonic()
+    results: dict[tuple[str, str], tuple[float, float, float]] = {}
     try:
         for k in range(n):
             workdir = tempfile.mkdtemp(prefix=f"ardusub_pair{k}_")
@@ -253,8 +254,8 @@ def main() -> int:
         for name, ok in checks.items():
             print(f"  [{'ok' if ok else 'FAILED'}] {name}")
         if args.forward:
-            forward_trials(args, physics, links, stations)
-        return 0 if all(checks.values()) else 1
+            results = forward_trials(args, physics, links, stations)
+        status = 0 if all(checks.values()) else 1
     finally:
         for gcs in stations:
             gcs.stop()
@@ -267,11 +268,15 @@ def main() -> int:
         physics.stop.set()
         physics.join(2.0)
         backend.close()
+    if args.forward:  # with the SITLs stopped
+        emulated_trials(args, results)
+    return status
 
 
-def forward_trials(args: argparse.Namespace, physics: PairPhysics, links: list, stations: list) -> None:
-    """Both vehicles forward, stop, the port vehicle forward (ALT_HOLD); then the same trials
-    flown by the emulated ArduSub."""
+def forward_trials(
+    args: argparse.Namespace, physics: PairPhysics, links: list, stations: list
+) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """Both vehicles forward, stop, the port vehicle forward (ALT_HOLD)."""
     backend = physics.backend
     for gcs in stations:  # SERVO_OUTPUT_RAW at 10 Hz
         interval = mavutil.mavlink.MAVLINK_MSG_ID_SERVO_OUTPUT_RAW
@@ -314,6 +319,11 @@ def forward_trials(args: argparse.Namespace, physics: PairPhysics, links: list, 
         f"real ArduSub, port vehicle forward stick x={x} alone", drive([x] + [0] * (n - 1), TRIAL)
     )
     drive([0] * n, 1.0)
+    return results
+
+
+def emulated_trials(args: argparse.Namespace, results: dict) -> None:
+    """The same trials flown by the emulated ArduSub, and the table of all."""
     system = load(resolve(args.description))
     for open_loop in (False, True):
         how = "motors 1, 2 open-loop" if open_loop else "forward stick RC5"
