@@ -17,7 +17,8 @@ Exit status 1 if a check fails.
 
 ``--forward`` then flies Nielsen et al.'s (2018, section 4.2.2) surge trials in ALT_HOLD: both
 vehicles' forward stick so that their surge motors (1 and 2) run at ``--forward-pwm`` for 8 s,
-the sticks centred to stop and level again, then the port vehicle's forward stick alone for 8 s;
+the sticks centred for 20 s to stop and level again, then the port vehicle's forward stick
+alone for 8 s (``--trials`` sets which and in what order);
 it prints the pair's roll, pitch, yaw and depth and each vehicle's motor PWMs (the JSON frames'
 and SERVO_OUTPUT_RAW) every 0.5 s, and the same two trials flown by the simulator's emulated
 ArduSub on the same description (both with the forward stick, and with motors 1 and 2 given the
@@ -174,7 +175,10 @@ def main() -> int:
     ap.add_argument("--speedup", type=float, default=1.0, help="SITL --speedup")
     ap.add_argument("--forward", action="store_true", help="then fly the surge trials (see above)")
     ap.add_argument("--forward-pwm", type=float, default=1800.0, help="surge motors' PWM (us)")
+    ap.add_argument("--trials", default="both,port", help="forward trials in order: both, port")
     args = ap.parse_args()
+    if not set(args.trials.split(",")) <= {"both", "port"}:
+        ap.error(f"--trials: expected a comma-separated list of both, port; got {args.trials!r}")
 
     physics = PairPhysics(args.description)
     physics.start()
@@ -307,17 +311,13 @@ def forward_trials(
             time.sleep(0.005)
 
     n = len(stations)
-    drive([0] * n, 10.0)  # settle
     results = {}
-    results["real", "both"] = summary(
-        f"real ArduSub, both vehicles forward stick x={x} (motors 1, 2 -> {args.forward_pwm:.0f} us); "
-        "PWM columns: JSON frames port | starboard, then SERVO_OUTPUT_RAW port | starboard",
-        drive([x] * n, TRIAL),
-    )
-    drive([0] * n, 20.0)  # stop and level again
-    results["real", "port"] = summary(
-        f"real ArduSub, port vehicle forward stick x={x} alone", drive([x] + [0] * (n - 1), TRIAL)
-    )
+    print(f"forward stick x={x} (motors 1, 2 -> {args.forward_pwm:.0f} us); PWM columns: the JSON "
+          "frames' port | starboard, then SERVO_OUTPUT_RAW port | starboard")  # fmt: skip
+    for case in args.trials.split(","):
+        drive([0] * n, 10.0 if not results else 20.0)  # settle; stop and level again
+        sticks = {"both": [x] * n, "port": [x] + [0] * (n - 1)}[case]
+        results["real", case] = summary(f"real ArduSub, {case} forward", drive(sticks, TRIAL))
     drive([0] * n, 1.0)
     return results
 
@@ -327,7 +327,8 @@ def emulated_trials(args: argparse.Namespace, results: dict) -> None:
     system = load(resolve(args.description))
     for open_loop in (False, True):
         how = "motors 1, 2 open-loop" if open_loop else "forward stick RC5"
-        for case, driven in (("both", ("port", "starboard")), ("port", ("port",))):
+        for case in args.trials.split(","):
+            driven = {"both": ("port", "starboard"), "port": ("port",)}[case]
             results["emulated " + how, case] = summary(
                 f"emulated ArduSub, {how} {args.forward_pwm:.0f} us, {' and '.join(driven)}, dt 0.02 s",
                 emulated_forward(system, driven, args.forward_pwm, open_loop),
