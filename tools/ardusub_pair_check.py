@@ -134,6 +134,7 @@ def emulated_forward(system: System, driven: tuple[str, ...], pwm: float, open_l
 
     sim = Simulator.from_system(system)
     bank = sim.thrusters
+    assert bank is not None, "the description has no thrusters"
     pilots = {v: ArduSubEmulator("bluerov1") for v in ("port", "starboard")}
     for vehicle, ap in pilots.items():
         ap.arm()
@@ -156,7 +157,7 @@ def emulated_forward(system: System, driven: tuple[str, ...], pwm: float, open_l
             motors[vehicle] = [round(out[m]) for m in range(1, 7)]
             for j, name in enumerate(bank.names):
                 if name.startswith(vehicle + "/"):
-                    out_pwm[j] = out[bank.motors[j]]
+                    out_pwm[j] = out[int(bank.motors[j] or 0)]
         if k % every == 0:
             q = sim.state.q
             rows.append((sim.state.t, float(q[2]), *attitude(q), motors["port"], motors["starboard"]))
@@ -311,7 +312,7 @@ def forward_trials(
             time.sleep(0.005)
 
     n = len(stations)
-    results = {}
+    results: dict[tuple[str, str], tuple[float, float, float]] = {}
     print(f"forward stick x={x} (motors 1, 2 -> {args.forward_pwm:.0f} us); PWM columns: the JSON "
           "frames' port | starboard, then SERVO_OUTPUT_RAW port | starboard")  # fmt: skip
     for case in args.trials.split(","):
