@@ -31,7 +31,7 @@ import yaml
 from scipy.optimize import brentq, least_squares
 from transforms3d.euler import quat2euler
 
-from .actuators.ardusub import ArduSubEmulator, ModeGains, VehicleState
+from .actuators.ardusub import STIFF_GAINS, ArduSubEmulator, VehicleState
 from .actuators.servo import JointServos, alpha5_specs, hold_loaded
 from .model.configs import resolve
 from .model.description import load
@@ -58,10 +58,10 @@ HOME = (3.14, 1.5, 1.5, 3.1)
 STICK_GAINS = (2000.0, 1500.0)  # us of stick per m of offset and per m/s (the pilot's station keeping)
 
 
-# ArduSub's attitude loops as a pilot tunes them for an arm (stiffer angle and integrator terms,
-# ATC_ANG_*_P and ATC_RAT_*_I raised): with the firmware's defaults (``ModeGains()``, fitted to
-# ArduSub SITL) the arm's weight pitches the Heavy by up to 10 degrees and the jaws miss the sample
-ARM_GAINS = ModeGains(k_angle=(3.0, 3.0, 1.5), k_int=(2.0, 2.0, 1.0))
+# ArduSub's attitude loops as a pilot tunes them for an arm: with the firmware's defaults
+# (``ModeGains()``, fitted to ArduSub SITL) the arm's weight pitches the Heavy by up to 10
+# degrees and the jaws miss the sample
+ARM_GAINS = STIFF_GAINS
 
 
 @dataclass

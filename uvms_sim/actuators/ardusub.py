@@ -199,6 +199,14 @@ class ModeGains:
     althold: AltHoldParams = ALT_HOLD_DEFAULTS  # the vertical axis of ALT_HOLD
 
 
+# ArduSub's attitude loops as a pilot tunes them for a vehicle that the defaults cannot hold
+# (ATC_ANG_*_P and ATC_RAT_*_I raised, about 3x and 7x): with the defaults (``ModeGains()``,
+# fitted to ArduSub SITL) an arm's weight pitches the Heavy by up to 10 degrees, and real ArduSub
+# SITL and this emulation alike let Nielsen et al.'s (2018) pair pitch past 70 degrees at 1800 us
+# (tools/ardusub_pair_check.py --forward)
+STIFF_GAINS = ModeGains(k_angle=(3.0, 3.0, 1.5), k_int=(2.0, 2.0, 1.0))
+
+
 def infer_frame(motors: list[int | None]) -> str | None:
     """ArduSub frame of a vehicle from its motor numbers (6: vectored, 8: vectored_6dof)."""
     numbered = sorted(m for m in motors if m is not None)
