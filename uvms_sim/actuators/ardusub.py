@@ -104,8 +104,9 @@ _FORWARD_COUPLING = {1: -1, 2: -1, 3: 1, 4: 1}
 
 
 def normalize_rc(pwm: Floats | list[float]) -> Array:
-    """``RC_Channel::norm_input`` for 1100/1500/1900 us: ``(pwm - 1500)/400`` in [-1, 1]."""
-    return np.clip((np.asarray(pwm, dtype=float) - 1500.0) / 400.0, -1.0, 1.0)
+    """``RC_Channel::norm_input`` for 1100/1500/1900 us: ``(pwm - 1500)/400`` in [-1, 1]
+    (the two ufuncs: ``np.clip``'s wrapper costs more than the arithmetic, at 200 Hz)."""
+    return np.minimum(np.maximum((np.asarray(pwm, dtype=float) - 1500.0) / 400.0, -1.0), 1.0)
 
 
 def thrust_to_pwm(output: Floats | list[float]) -> Array:
