@@ -143,3 +143,39 @@ def test_the_arm_is_seen_by_the_vehicles_camera_and_the_hull_is_not():
     assert arm.sum() > 100 and "base_link" not in names
     got = depth.ravel()[arm] / cosines[arm]
     assert np.allclose(got, d[arm], rtol=1e-4)
+
+
+def test_a_body_casts_the_lamps_shadow_and_compiled_is_plain(tmp_path):
+    """The crate moved to hang over the seabed (centre 8.6 m down, top at 8.2 m) under a lamp
+    7.7 m down pointing down: its top face projected from the lamp, ``|x - 4| <= 0.25 s`` and
+    ``|y - 0.5| <= 0.5 s`` with ``s = (10 - 7.7) / (8.2 - 7.7)``, is its shadow on the seabed:
+    seabed pixels 5 cm inside it are as without the lamp, those 5 cm outside it (within 40
+    degrees of the beam's axis) brighter. The compiled image is the plain one (within one
+    level in 0.1 % of the pixels)."""
+    from uvms_sim.sensors.camera import Lamp, lamp_rows
+
+    rays, sim = _bodies(tmp_path, skip={0})
+    q = sim.state.q.copy()
+    i = sim.model.idx_q[sim.model.body_index("crate")]
+    q[i : i + 3] = [4.0, 0.5, 8.6]
+    rays.place(*sim.touch.poses(q))
+    camera = Camera(rays, Intrinsics.from_fov(160, 120, 1.6))
+    lamp = lamp_rows(
+        [(Lamp(1500.0, math.radians(135.0)), np.array([4.0, 0.5, 7.7]), np.array([0.0, 0.0, 1.0]))], 1.0
+    )
+    R = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])  # looking down
+    p = np.array([4.0, 2.0, 7.7])
+    dark, _ = camera.render(R, p)
+    lit, _ = camera.render(R, p, lamps=lamp)
+    diff = np.abs(lit.astype(int) - camera.render_plainly(R, p, lamps=lamp)[0].astype(int))
+    assert diff.max() <= 1 and (diff > 0).mean() <= 1e-3  # as test_camera_lights' other scenes
+    distance, _, surface = rays.trace(p, camera.directions @ R.T)
+    seabed = surface.reshape(dark.shape[:2]) == 0
+    points = (p + distance[:, None] * (camera.directions @ R.T)).reshape(*dark.shape[:2], 3)
+    s = (10.0 - 7.7) / (8.2 - 7.7)
+    inside = np.minimum(0.25 * s - np.abs(points[..., 0] - 4.0), 0.5 * s - np.abs(points[..., 1] - 0.5))
+    beam = np.hypot(points[..., 0] - 4.0, points[..., 1] - 0.5) < 2.3 * math.tan(math.radians(40.0))
+    shadow, bright = seabed & (inside > 0.05), seabed & (inside < -0.05) & beam
+    assert shadow.sum() > 100 and bright.sum() > 300
+    assert np.array_equal(lit[shadow], dark[shadow])
+    assert np.all(lit[bright].astype(int).sum(axis=-1) > dark[bright].astype(int).sum(axis=-1))

@@ -22,9 +22,11 @@ axis: ``I(theta) = I_0 cos(theta)^m`` (zero behind it), ``m`` such that the inte
 the axis' at half the beam width, and ``I_0 = lumens (m + 1) / (2 pi)`` so that the beam
 carries the lamp's luminous flux; each lamp's times its level (0: off to 1: full, ArduSub's
 lights output). ``exposure`` (1/lux) puts the illuminance on the scale of the ambient term
-(1: full scale for a white surface). The lamps' light is not shadowed and its backscatter (the
-light the water between scatters back into the camera, Jaffe's third term) is not modelled: the
-backscatter term stays Akkaynak and Treibitz's ambient one. With every lamp at 0 the image is
+(1: full scale for a white surface). A surface point lit by a lamp is in its shadow when a
+structure, the seabed's triangles or a body lies on the straight path between them (a shadow
+ray cast from the lamp). The lamps' backscatter (the light the water between scatters back
+into the camera, Jaffe's third term) is not modelled: the backscatter term stays Akkaynak and
+Treibitz's ambient one. With every lamp at 0 the image is
 the one without lamps, bit for bit.
 
 Axes: the camera's own axes are those of the mount (``rpy`` on its link): x along the optical
@@ -50,13 +52,16 @@ import numpy as np
 
 from ..scene import SceneRays
 from .body_rays import BodyRays
-from .camera_kernels import box_rays, expose, shade, world_rays
+from .camera_kernels import box_rays, expose, lamp_rays, nearest, shade, world_rays
 
 Array = np.ndarray
 # camera axes (x forward, y right, z down) from optical axes (x right, y down, z forward)
 OPTICAL = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 SAND, GREY = (0.76, 0.70, 0.50), (0.55, 0.55, 0.55)
 FAR = 1.0e6  # m: the range of a ray that meets nothing (its direct signal is zero)
+# a lamp's shadow ray stops this fraction of its length short of the surface it lights, so that
+# the surface does not shadow itself (Embree's single precision: about 1e-7 of the length)
+SHADOW_GAP = 1.0e-4
 EXPOSURE = 1.0e-3  # 1/lux: 1000 lux on a white surface is full scale (this project's choice)
 
 
@@ -89,18 +94,31 @@ def lamp_rows(lamps: list[tuple[Lamp, Array, Array]], level: float, exposure: fl
     return rows
 
 
-def lamp_light(points: Array, normals: Array, rows: Array, beta_d: Array) -> Array:
+def from_lamp(points: Array, normals: Array, row: Array) -> tuple[Array, Array, Array, Array]:
+    """Surface points (rows) with unit ``normals`` facing the camera seen from the lamp of
+    ``row`` (``lamp_rows``): their distances, unit directions from the lamp, cosines off its
+    axis and cosines of incidence."""
+    s = points - row[:3]
+    r = np.linalg.norm(s, axis=1)
+    u = s / np.where(r > 0.0, r, 1.0)[:, None]
+    return r, u, u @ row[3:6], -np.einsum("ij,ij->i", u, normals)
+
+
+def lamp_light(
+    points: Array, normals: Array, rows: Array, beta_d: Array, shadowed: Array | None = None
+) -> Array:
     """The lamps' ``exposure E_c`` (pixels x 3, float64) on surfaces at ``points`` with unit
-    ``normals`` facing the camera (rows), ``rows`` as ``lamp_rows`` gives them (module doc)."""
+    ``normals`` facing the camera (rows), ``rows`` as ``lamp_rows`` gives them (module doc);
+    ``shadowed`` (points x lamps): the points each lamp cannot see."""
     out = np.zeros((len(points), 3))
-    for position, axis, strength, m in zip(rows[:, :3], rows[:, 3:6], rows[:, 6], rows[:, 7], strict=True):
+    for k, row in enumerate(rows):
+        strength, m = row[6], row[7]
         if strength <= 0.0:
             continue
-        s = points - position
-        r = np.linalg.norm(s, axis=1)
-        u = s / np.where(r > 0.0, r, 1.0)[:, None]
-        cos_b, cos_i = u @ axis, -np.einsum("ij,ij->i", u, normals)
+        r, _, cos_b, cos_i = from_lamp(points, normals, row)
         lit = (cos_b > 0.0) & (cos_i > 0.0) & (r > 0.0)
+        if shadowed is not None:
+            lit &= ~shadowed[:, k]
         e = np.zeros(len(points))
         e[lit] = strength * cos_b[lit] ** m * cos_i[lit] / r[lit] ** 2
         out += e[:, None] * np.exp(-np.asarray(beta_d, dtype=float)[None, :] * r[:, None])
@@ -209,13 +227,29 @@ class Camera:
             seen = np.isfinite(distance)
             added = np.zeros((len(distance), 3))
             points = np.asarray(p, dtype=float) + distance[seen, None] * rays[seen]
+            shadowed = self.shadows(points, normal[seen], lamps)
             added[seen] = lamp_light(
-                points, normal[seen], lamps, np.asarray(self.water.beta_d, dtype=np.float32)
+                points, normal[seen], lamps, np.asarray(self.water.beta_d, dtype=np.float32), shadowed
             )
             J = self.albedo[surface] * (light[:, None] + added).astype(np.float32)
         else:
             J = self.albedo[surface] * light[:, None].astype(np.float32)
         return image_formation(J, distance.astype(np.float32), self.water), distance
+
+    def shadows(self, points: Array, normals: Array, lamps: Array) -> Array:
+        """Which surface points (rows, unit ``normals`` facing the camera) each lit lamp
+        (``lamp_rows``) cannot see (points x lamps, bool): something in the scene or a body
+        nearer along the way from the lamp than ``SHADOW_GAP`` short of the point; ``render``
+        computes the same compiled."""
+        shadowed = np.zeros((len(points), len(lamps)), dtype=bool)
+        for k, row in enumerate(lamps):
+            if row[6] <= 0.0:
+                continue
+            r, u, cos_b, cos_i = from_lamp(points, normals, row)
+            lit = np.flatnonzero((cos_b > 0.0) & (cos_i > 0.0) & (r > 0.0))
+            if len(lit):
+                shadowed[lit, k] = self.rays.trace(row[:3], u[lit])[0] < r[lit] * (1.0 - SHADOW_GAP)
+        return shadowed
 
     def render(
         self, R: Array, p: Array, tilt: float = 0.0, lamps: Array | None = None
@@ -290,6 +324,7 @@ class _Frame:
         self.body_index, self.taken = np.empty(n, dtype=np.int64), np.zeros(n, dtype=np.uint8)
         self.surface, self.distance = np.empty(n, dtype=np.int64), np.empty(n)  # shade's buffers
         self.hit_normal = np.empty((n, 3))
+        self.shadowed = np.zeros((n, 0), dtype=np.uint8)  # pixels x lamps: hidden from the lamp
         intr = camera.intrinsics
         self.K = np.array([intr.fx, intr.fy, intr.cx, intr.cy])
         self.no_hits = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0)
@@ -318,11 +353,16 @@ class _Frame:
                 body_normals, body_surfaces = bodies.face_normals, bodies.face_surfaces
         n = len(self.rays)
         depth = np.empty(n, dtype=np.float32)
+        surface, distance, normal = self.surface, self.distance, self.hit_normal
+        nearest(
+            self.rays, world, self.plane_distance, self.up, self.index[:m], prim, hit, self.face_normals,
+            self.face_surfaces, body_index, body_prim, body_hit, body_normals, body_surfaces, surface,
+            distance, normal,
+        )  # fmt: skip
+        shadowed = self._shadows(world, p, lamps)
         shade(
-            self.rays, world, self.plane_distance, self.up, self.index[:m], prim, hit,
-            self.face_normals, self.face_surfaces, body_index, body_prim, body_hit, body_normals,
-            body_surfaces, cam.albedo, float(cam.ambient), float(cam.max_range), cam.cosines, self.betas,
-            p, lamps, self.J, self.E, depth, self.surface, self.distance, self.hit_normal,
+            self.rays, world, surface, distance, normal, cam.albedo, float(cam.ambient), float(cam.max_range),
+            cam.cosines, self.betas, p, lamps, shadowed, self.J, self.E, depth,
         )  # fmt: skip
         np.exp(self.E, out=self.E)
         noise = np.float32(cam.noise if cam.noise and cam.rng is not None else 0.0)
@@ -331,6 +371,39 @@ class _Frame:
         image = np.empty((n, 3), dtype=np.uint8)
         expose(self.J, self.E, self.b_inf, noise, self.normal, image)
         return image, depth
+
+    def _shadows(self, world: Array, p: Array, lamps: Array) -> Array:
+        """Which pixels' surfaces each lit lamp cannot see (pixels x lamps, uint8): a shadow
+        ray from the lamp towards each surface point it would light whose way passes through a
+        mesh's or a body's box, cast into the scene's triangles and the bodies (a plane seabed
+        cannot hide a point above it from a lamp above it)."""
+        cam, n = self.camera, len(self.rays)
+        if self.shadowed.shape[1] != len(lamps):
+            self.shadowed = np.zeros((n, len(lamps)), dtype=np.uint8)
+        shadowed = self.shadowed
+        shadowed.fill(0)
+        bodies = cam.bodies
+        lo, hi = self.lo, self.hi
+        if bodies is not None:
+            body_lo, body_hi = bodies.boxes()
+            lo, hi = np.concatenate([lo, body_lo]), np.concatenate([hi, body_hi])
+        if not len(lo):
+            return shadowed
+        for k in range(len(lamps)):
+            if lamps[k, 6] <= 0.0:
+                continue
+            m = lamp_rays(
+                self.rays, world, p, float(cam.max_range), self.distance, self.hit_normal, lamps, k,
+                SHADOW_GAP, lo, hi, self.dirs, self.tfar, self.index,
+            )  # fmt: skip
+            for rays in (cam.scene_rays, bodies):
+                if rays is None:
+                    continue
+                tfar = self.body_tfar[:m]
+                tfar[:] = self.tfar[:m]  # mesh_hits overwrites it
+                prim, _ = rays.mesh_hits(lamps[k, :3], self.dirs[:m], tfar)
+                shadowed[self.index[:m][prim >= 0], k] = 1
+        return shadowed
 
 
 def lamp_of(spec) -> Lamp:

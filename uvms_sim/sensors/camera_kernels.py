@@ -156,40 +156,86 @@ def _nearer(rays, world, index, prim, hit_distance, face_normals, face_surfaces,
 
 
 @njit(cache=True, nogil=True)
-def shade(
+def nearest(
     rays, world, plane_distance, up, index, prim, hit_distance, face_normals, face_surfaces,
-    body_index, body_prim, body_distance, body_normals, body_surfaces,
-    albedo, ambient, max_range, cosines, betas, p, lamps, J, E, depth, surface, distance, normal,
+    body_index, body_prim, body_distance, body_normals, body_surfaces, surface, distance, normal,
 ):  # fmt: skip
-    """The first surface along each ray (the plane's distance unless Embree's triangle
-    ``prim`` of the scene or ``body_prim`` of the bodies is closer), beyond ``max_range`` none;
-    its radiance lit from above into ``J`` (pixels x 3, float32: ``albedo (ambient + (1 -
-    ambient) max(0, n . up))``, zero where none), the exponents ``betas z`` of the six
-    exponentials (``betas``: minus beta_D then minus beta_B, float32; z the range in float32,
-    ``FAR`` where none) into ``E`` and the optical depth into ``depth`` (NaN where none). The
-    lamps (rows of ``lamps``: position, axis, strength, exponent; ``camera.lamp_light``) add their
-    light at the hit point ``p + distance ray`` to the light from above, each channel
-    attenuated along the lamp-to-surface path (``betas[:3]``). ``surface``, ``distance`` and
-    ``normal`` (int64, float64, float64 x 3 a pixel) are its working buffers, given so that a
-    frame allocates nothing."""
-    n = rays.shape[0]
-    for i in range(n):
+    """The first surface along each ray: the plane's distance unless Embree's triangle ``prim``
+    of the scene or ``body_prim`` of the bodies is closer; its index (-1: none), distance (inf:
+    none) and unit normal facing the ray into ``surface``, ``distance`` and ``normal`` (int64,
+    float64, float64 x 3 a pixel: buffers given so that a frame allocates nothing)."""
+    for i in range(rays.shape[0]):
         distance[i] = plane_distance[i]
         surface[i] = 0 if plane_distance[i] < np.inf else -1
         normal[i, 0], normal[i, 1], normal[i, 2] = up[0], up[1], up[2]
     _nearer(rays, world, index, prim, hit_distance, face_normals, face_surfaces, distance, surface, normal)
     _nearer(
-        rays,
-        world,
-        body_index,
-        body_prim,
-        body_distance,
-        body_normals,
-        body_surfaces,
-        distance,
-        surface,
+        rays, world, body_index, body_prim, body_distance, body_normals, body_surfaces, distance, surface,
         normal,
-    )
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _from_lamp(rays, world, p, distance, normal, i, lamps, k):
+    """Pixel ``i``'s surface point (``distance`` along its ray from ``p``, unit ``normal[i]``
+    facing the camera) seen from lamp ``k`` (rows of ``lamps``): its distance r, the unit
+    direction from the lamp (u0, u1, u2), the cosine off the lamp's axis and the cosine of
+    incidence on the surface."""
+    a, b, c = rays[i, 0], rays[i, 1], rays[i, 2]
+    s0 = p[0] + distance * (world[0, 0] * a + world[0, 1] * b + world[0, 2] * c) - lamps[k, 0]
+    s1 = p[1] + distance * (world[1, 0] * a + world[1, 1] * b + world[1, 2] * c) - lamps[k, 1]
+    s2 = p[2] + distance * (world[2, 0] * a + world[2, 1] * b + world[2, 2] * c) - lamps[k, 2]
+    r = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+    if r <= 0.0:
+        return r, 0.0, 0.0, 0.0, 0.0, 0.0
+    u0, u1, u2 = s0 / r, s1 / r, s2 / r
+    cos_b = u0 * lamps[k, 3] + u1 * lamps[k, 4] + u2 * lamps[k, 5]
+    cos_i = -(u0 * normal[i, 0] + u1 * normal[i, 1] + u2 * normal[i, 2])
+    return r, u0, u1, u2, cos_b, cos_i
+
+
+@njit(cache=True, nogil=True)
+def lamp_rays(rays, world, p, max_range, distance, normal, lamps, k, gap, lo, hi, dirs, tfar, index):
+    """The shadow rays of lamp ``k`` (rows of ``lamps``, ``camera.lamp_rows``): for each pixel
+    whose surface (``nearest``'s ``distance`` and ``normal``, within ``max_range``) the lamp
+    lights (in front of it, on the surface's side) and whose way from the lamp, up to a
+    relative ``gap`` short of the surface, enters one of the boxes [``lo``, ``hi``] (rows: the
+    meshes' and the bodies'), the unit direction from the lamp (float32) into ``dirs``, that
+    distance into ``tfar`` (what is nearer shadows it) and the pixel into ``index``. Returns
+    how many."""
+    m = 0
+    lamp = lamps[k, :3]
+    for i in range(rays.shape[0]):
+        if distance[i] > max_range or not distance[i] < np.inf:
+            continue
+        r, u0, u1, u2, cos_b, cos_i = _from_lamp(rays, world, p, distance[i], normal, i, lamps, k)
+        if r <= 0.0 or cos_b <= 0.0 or cos_i <= 0.0:
+            continue
+        far = r * (1.0 - gap)
+        for box in range(lo.shape[0]):
+            if _slab(lamp, u0, u1, u2, lo, hi, box, far):
+                dirs[m, 0], dirs[m, 1], dirs[m, 2] = F32(u0), F32(u1), F32(u2)
+                tfar[m] = F32(far)
+                index[m] = i
+                m += 1
+                break
+    return m
+
+
+@njit(cache=True, nogil=True)
+def shade(
+    rays, world, surface, distance, normal, albedo, ambient, max_range, cosines, betas, p, lamps,
+    shadowed, J, E, depth,
+):  # fmt: skip
+    """The radiance of ``nearest``'s surfaces (none beyond ``max_range``) lit from above into
+    ``J`` (pixels x 3, float32: ``albedo (ambient + (1 - ambient) max(0, n . up))``, zero where
+    none), the exponents ``betas z`` of the six exponentials (``betas``: minus beta_D then minus
+    beta_B, float32; z the range in float32, ``FAR`` where none) into ``E`` and the optical
+    depth into ``depth`` (NaN where none). The lamps (rows of ``lamps``: position, axis,
+    strength, exponent; ``camera.lamp_light``) add their light at the hit point ``p + distance
+    ray`` to the light from above, each channel attenuated along the lamp-to-surface path
+    (``betas[:3]``), except where ``shadowed[i, k]`` (pixel i's surface hidden from lamp k)."""
+    n = rays.shape[0]
     nz = normal[:, 2]
     far = F32(1.0e6)
     for i in range(n):
@@ -205,7 +251,7 @@ def shade(
                 for c in range(3):
                     J[i, c] = albedo[s, c] * light
             else:
-                add0, add1, add2 = _lamps(rays, world, p, distance[i], normal, i, lamps, betas)
+                add0, add1, add2 = _lamps(rays, world, p, distance[i], normal, i, lamps, betas, shadowed)
                 J[i, 0] = albedo[s, 0] * F32(base + add0)
                 J[i, 1] = albedo[s, 1] * F32(base + add1)
                 J[i, 2] = albedo[s, 2] * F32(base + add2)
@@ -216,26 +262,16 @@ def shade(
 
 
 @njit(cache=True, nogil=True)
-def _lamps(rays, world, p, distance, normal, i, lamps, betas):
+def _lamps(rays, world, p, distance, normal, i, lamps, betas, shadowed):
     """``camera.lamp_light`` at pixel ``i``'s hit point (float64, one value a channel)."""
     r0 = r1 = r2 = 0.0
-    a, b, c = rays[i, 0], rays[i, 1], rays[i, 2]
-    x0 = p[0] + distance * (world[0, 0] * a + world[0, 1] * b + world[0, 2] * c)
-    x1 = p[1] + distance * (world[1, 0] * a + world[1, 1] * b + world[1, 2] * c)
-    x2 = p[2] + distance * (world[2, 0] * a + world[2, 1] * b + world[2, 2] * c)
     b0, b1, b2 = float(betas[0]), float(betas[1]), float(betas[2])  # minus beta_D
     for k in range(lamps.shape[0]):
         strength = lamps[k, 6]
-        if strength <= 0.0:
+        if strength <= 0.0 or shadowed[i, k]:
             continue
-        s0, s1, s2 = x0 - lamps[k, 0], x1 - lamps[k, 1], x2 - lamps[k, 2]
-        r = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
-        if r <= 0.0:
-            continue
-        u0, u1, u2 = s0 / r, s1 / r, s2 / r
-        cos_b = u0 * lamps[k, 3] + u1 * lamps[k, 4] + u2 * lamps[k, 5]
-        cos_i = -(u0 * normal[i, 0] + u1 * normal[i, 1] + u2 * normal[i, 2])
-        if cos_b <= 0.0 or cos_i <= 0.0:
+        r, _, _, _, cos_b, cos_i = _from_lamp(rays, world, p, distance, normal, i, lamps, k)
+        if r <= 0.0 or cos_b <= 0.0 or cos_i <= 0.0:
             continue
         e = strength * cos_b ** lamps[k, 7] * cos_i / (r * r)
         r0 += e * np.exp(b0 * r)
