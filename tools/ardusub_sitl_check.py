@@ -32,7 +32,7 @@ import numpy as np
 from pymavlink import mavutil
 from transforms3d.euler import quat2euler
 
-from uvms_sim.hil.sitl_json import SitlJsonBackend
+from uvms_sim.hil.sitl_json import DEFAULT_PORT, SitlJsonBackend
 from uvms_sim.model import load
 from uvms_sim.model.configs import resolve
 from uvms_sim.simulator import Simulator
@@ -42,11 +42,14 @@ HOME = "33.810313,-118.393867,0,185"  # ArduSub's autotest start: sea level (see
 
 
 class Physics(threading.Thread):
-    """The backend served in a thread, with the vehicle's state recorded after every frame."""
+    """The backend served in a thread, with the vehicle's state recorded after every frame
+    (on ``port``: 9002 + 10 k for SITL instance ``-I k``; ``sim``: a simulator made ready
+    beforehand, instead of one of ``description``)."""
 
-    def __init__(self, description: str) -> None:
+    def __init__(self, description: str, port: int = DEFAULT_PORT, sim: Simulator | None = None) -> None:
         super().__init__(daemon=True)
-        self.backend = SitlJsonBackend(Simulator.from_system(load(resolve(description))))
+        sim = sim if sim is not None else Simulator.from_system(load(resolve(description)))
+        self.backend = SitlJsonBackend(sim, port=port)
         self.history: list[tuple[float, np.ndarray, np.ndarray]] = []
         self.stop = threading.Event()
 
