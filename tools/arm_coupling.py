@@ -218,12 +218,13 @@ def run_ardusub(args: argparse.Namespace, mode: str, move: bool) -> dict:
         fly(mav, physics, 2 * DURATION + AFTER, gcs)
         armed = bool(mav.motors_armed())
         c = physics.backend.counters
-        t = np.array([h[0] for h in physics.history])
+        history = list(physics.history)  # the thread goes on appending to it
+        t = np.array([h[0] for h in history])
         return {
             "t0": t0,
             "t": t,
-            "depth": np.array([h[1][2] for h in physics.history]),
-            "rpy": np.array([quat2euler(h[1][3:7]) for h in physics.history]),
+            "depth": np.array([h[1][2] for h in history]),
+            "rpy": np.array([quat2euler(h[1][3:7]) for h in history]),
             "armed": armed,
             "wall": time.monotonic() - wall0,
             "frames": c.frames,
