@@ -52,7 +52,7 @@ import numpy as np
 
 from ..scene import SceneRays
 from .body_rays import BodyRays
-from .camera_kernels import box_rays, expose, lamp_rays, nearest, shade, world_rays
+from .camera_kernels import box_rays, expose, lamp_geometry, lamp_rays, nearest, shade, world_rays
 
 Array = np.ndarray
 # camera axes (x forward, y right, z down) from optical axes (x right, y down, z forward)
@@ -325,6 +325,10 @@ class _Frame:
         self.surface, self.distance = np.empty(n, dtype=np.int64), np.empty(n)  # shade's buffers
         self.hit_normal = np.empty((n, 3))
         self.shadowed = np.zeros((n, 0), dtype=np.uint8)  # pixels x lamps: hidden from the lamp
+        self.lamp_R = self.lamp_C = self.lamp_I = np.empty((0, n))  # lamps x pixels (lamp_geometry)
+        self.added, self.attenuation = np.empty((n, 3)), np.empty((n, 3))
+        self.lamp_e, self.r2, self.no_lamps = np.empty(n), np.empty(n), np.zeros((0, 3))
+        self.minus_beta_d = -np.asarray(np.asarray(camera.water.beta_d, dtype=np.float32), dtype=float)
         intr = camera.intrinsics
         self.K = np.array([intr.fx, intr.fy, intr.cx, intr.cy])
         self.no_hits = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0)
@@ -359,10 +363,10 @@ class _Frame:
             self.face_surfaces, body_index, body_prim, body_hit, body_normals, body_surfaces, surface,
             distance, normal,
         )  # fmt: skip
-        shadowed = self._shadows(world, p, lamps)
+        added = self._lamp_light(world, p, lamps) if len(lamps) else self.no_lamps
         shade(
-            self.rays, world, surface, distance, normal, cam.albedo, float(cam.ambient), float(cam.max_range),
-            cam.cosines, self.betas, p, lamps, shadowed, self.J, self.E, depth,
+            surface, distance, normal, cam.albedo, float(cam.ambient), float(cam.max_range), cam.cosines,
+            self.betas, added, self.J, self.E, depth,
         )  # fmt: skip
         np.exp(self.E, out=self.E)
         noise = np.float32(cam.noise if cam.noise and cam.rng is not None else 0.0)
@@ -371,6 +375,34 @@ class _Frame:
         image = np.empty((n, 3), dtype=np.uint8)
         expose(self.J, self.E, self.b_inf, noise, self.normal, image)
         return image, depth
+
+    def _lamp_light(self, world: Array, p: Array, lamps: Array) -> Array:
+        """``lamp_light`` on each pixel's surface (pixels x 3, float64), the lamps' shadows
+        taken out: the geometry compiled (``lamp_geometry``), the powers and exponentials
+        numpy's in the reference's order, into buffers kept between frames."""
+        n, count = len(self.rays), len(lamps)
+        if self.lamp_R.shape[0] != count:
+            self.lamp_R, self.lamp_C, self.lamp_I = (np.empty((count, n)) for _ in range(3))
+        R, C, N = self.lamp_R, self.lamp_C, self.lamp_I
+        lamp_geometry(
+            self.rays, world, p, float(self.camera.max_range), self.distance, self.hit_normal, lamps,
+            self._shadows(world, p, lamps), R, C, N,
+        )  # fmt: skip
+        added, e, attenuation = self.added, self.lamp_e, self.attenuation
+        added.fill(0.0)
+        for k in range(count):
+            strength, m = lamps[k, 6], lamps[k, 7]
+            if strength <= 0.0:
+                continue
+            np.power(C[k], m, out=e)  # strength * cos_b**m * cos_i / r**2
+            np.multiply(strength, e, out=e)
+            e *= N[k]
+            e /= np.square(R[k], out=self.r2)
+            np.multiply(self.minus_beta_d[None, :], R[k][:, None], out=attenuation)
+            np.exp(attenuation, out=attenuation)
+            attenuation *= e[:, None]
+            added += attenuation
+        return added
 
     def _shadows(self, world: Array, p: Array, lamps: Array) -> Array:
         """Which pixels' surfaces each lit lamp cannot see (pixels x lamps, uint8): a shadow

@@ -223,19 +223,39 @@ def lamp_rays(rays, world, p, max_range, distance, normal, lamps, k, gap, lo, hi
 
 
 @njit(cache=True, nogil=True)
+def lamp_geometry(rays, world, p, max_range, distance, normal, lamps, shadowed, R, C, N):
+    """What each lamp's light on each pixel's surface depends on (``camera.lamp_light``; rows
+    of ``lamps``, ``camera.lamp_rows``): the distance from the lamp into ``R``, the cosine off
+    its axis into ``C`` and the cosine of incidence into ``N`` (lamps x pixels, float64); where
+    the lamp is off, the surface beyond ``max_range``, behind the lamp, turned away from it or
+    in its shadow (``shadowed``, pixels x lamps), 1, 0 and 0: no light. The powers and the
+    exponentials of ``lamp_light`` are numpy's, on these, as in the reference."""
+    for k in range(lamps.shape[0]):
+        for i in range(rays.shape[0]):
+            R[k, i], C[k, i], N[k, i] = 1.0, 0.0, 0.0
+            if lamps[k, 6] <= 0.0 or shadowed[i, k]:
+                continue
+            if distance[i] > max_range or not distance[i] < np.inf:
+                continue
+            r, _, _, _, cos_b, cos_i = _from_lamp(rays, world, p, distance[i], normal, i, lamps, k)
+            if r <= 0.0 or cos_b <= 0.0 or cos_i <= 0.0:
+                continue
+            R[k, i], C[k, i], N[k, i] = r, cos_b, cos_i
+
+
+@njit(cache=True, nogil=True)
 def shade(
-    rays, world, surface, distance, normal, albedo, ambient, max_range, cosines, betas, p, lamps,
-    shadowed, J, E, depth,
+    surface, distance, normal, albedo, ambient, max_range, cosines, betas, added, J, E, depth,
 ):  # fmt: skip
     """The radiance of ``nearest``'s surfaces (none beyond ``max_range``) lit from above into
     ``J`` (pixels x 3, float32: ``albedo (ambient + (1 - ambient) max(0, n . up))``, zero where
     none), the exponents ``betas z`` of the six exponentials (``betas``: minus beta_D then minus
     beta_B, float32; z the range in float32, ``FAR`` where none) into ``E`` and the optical
-    depth into ``depth`` (NaN where none). The lamps (rows of ``lamps``: position, axis,
-    strength, exponent; ``camera.lamp_light``) add their light at the hit point ``p + distance
-    ray`` to the light from above, each channel attenuated along the lamp-to-surface path
-    (``betas[:3]``), except where ``shadowed[i, k]`` (pixel i's surface hidden from lamp k)."""
-    n = rays.shape[0]
+    depth into ``depth`` (NaN where none). ``added``: the lamps' light on each pixel's surface
+    (pixels x 3, float64, ``camera.lamp_light``; no rows: no lamps), added to the light from
+    above."""
+    n = distance.shape[0]
+    lit = added.shape[0] > 0
     nz = normal[:, 2]
     far = F32(1.0e6)
     for i in range(n):
@@ -246,38 +266,17 @@ def shade(
         else:
             base = ambient + (1.0 - ambient) * max(-nz[i], 0.0)
             s = surface[i]
-            if lamps.shape[0] == 0:
+            if not lit:
                 light = F32(base)
                 for c in range(3):
                     J[i, c] = albedo[s, c] * light
             else:
-                add0, add1, add2 = _lamps(rays, world, p, distance[i], normal, i, lamps, betas, shadowed)
-                J[i, 0] = albedo[s, 0] * F32(base + add0)
-                J[i, 1] = albedo[s, 1] * F32(base + add1)
-                J[i, 2] = albedo[s, 2] * F32(base + add2)
+                for c in range(3):
+                    J[i, c] = albedo[s, c] * F32(base + added[i, c])
             z = min(F32(distance[i]), far)
             depth[i] = F32(distance[i] * cosines[i])
         for k in range(6):
             E[i, k] = betas[k] * z
-
-
-@njit(cache=True, nogil=True)
-def _lamps(rays, world, p, distance, normal, i, lamps, betas, shadowed):
-    """``camera.lamp_light`` at pixel ``i``'s hit point (float64, one value a channel)."""
-    r0 = r1 = r2 = 0.0
-    b0, b1, b2 = float(betas[0]), float(betas[1]), float(betas[2])  # minus beta_D
-    for k in range(lamps.shape[0]):
-        strength = lamps[k, 6]
-        if strength <= 0.0 or shadowed[i, k]:
-            continue
-        r, _, _, _, cos_b, cos_i = _from_lamp(rays, world, p, distance, normal, i, lamps, k)
-        if r <= 0.0 or cos_b <= 0.0 or cos_i <= 0.0:
-            continue
-        e = strength * cos_b ** lamps[k, 7] * cos_i / (r * r)
-        r0 += e * np.exp(b0 * r)
-        r1 += e * np.exp(b1 * r)
-        r2 += e * np.exp(b2 * r)
-    return r0, r1, r2
 
 
 @njit(cache=True, nogil=True)
