@@ -23,7 +23,7 @@ reference before every frame. A ground station (tools/ardusub_sitl_check.py's, M
 5760 + 10 ``--instance``, neutral MANUAL_CONTROL) lets the EKF settle for 30 s, arms in
 MANUAL, takes the mode and waits ``SITL_SETTLE`` s before the move. The two sessions are not
 the same run (SITL's sensor noise differs), so each is taken relative to its state when the
-move starts, and the still session's own excursion (the noise floor) is printed too.
+move starts, and the still session's own excursion (the floor) is printed too.
 """
 
 from __future__ import annotations
