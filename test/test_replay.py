@@ -757,9 +757,11 @@ def test_a_bag_with_gigabytes_of_camera_frames_replays_in_bounded_memory(tmp_pat
     """A bag whose camera topic is ~300 MB (60 s of 0.5 MB frames at 10 Hz) beside the
     commands and odometry: the replay never reads the frames (counted from the bag's index),
     so its peak anonymous memory is that of the same bag without them (within 20 MB) and
-    under 120 MB, and its whole RSS under 250 MB (``replay_memory``; measured with a 2.8 GB
-    bag: 183-204 MB RSS, of which 86 MB anonymous, as without the frames; 3.0 GB before the bags were
-    streamed)."""
+    under 120 MB (``replay_memory``; measured with a 2.8 GB bag: 86 MB anonymous, as without
+    the frames; 3.0 GB of RSS before the bags were streamed). The whole RSS is not bounded
+    here: the rest is shared libraries' file pages, as many as the kernel maps around each
+    fault from its page cache (the same replay: 206 MB in a checkout of some hours, 253 MB in a
+    fresh clone whose libraries were just written, libllvmlite alone 70 against 104 MB)."""
     from rosbags.rosbag2 import StoragePlugin, Writer
 
     path = tmp_path / "camera"
@@ -797,14 +799,14 @@ def test_a_bag_with_gigabytes_of_camera_frames_replays_in_bounded_memory(tmp_pat
     (code, anon, total, out), (_, anon0, _, _) = peaks["camera"], peaks["plain"]
     assert code == 0 and "not used: 600 messages on /camera/image_raw" in out, out
     assert anon - anon0 < 20_000, (anon, anon0)  # the frames cost nothing: the bag is streamed
-    assert anon < 120_000 and total < 250_000, (anon, total)
+    assert anon < 120_000, (anon, total)
 
 
 def replay_memory(bag: Path, config: Path) -> tuple[int, int, int, str]:
     """``(exit status, peak anonymous memory kB, peak RSS kB, stdout)`` of ``uvms-sim replay``
     in its own process. The anonymous memory (heap, arrays) is what a replay allocates; the
-    rest of its RSS is the shared libraries' pages (numba's LLVM alone maps about 70 MB), which
-    vary with how much of them the kernel faults in (183-204 MB total measured on this
+    rest of its RSS is the shared libraries' pages (numba's LLVM alone maps 70-104 MB), which
+    vary with how much of them the kernel faults in (183-253 MB total measured on this
     machine). It is sampled every 5 ms from /proc, the total from the kernel's high-water mark."""
     import subprocess
     import sys
