@@ -46,7 +46,7 @@ set) is checked whole before any is applied: all or none.
   readings on the same topics.
 - ``web_view_port`` (0: off; e.g. 9090): the browser view (``uvms_sim.viz.rerun_view``): Rerun's
   web viewer served on this port (its data stream on the next one), at most ``web_view_rate``
-  (Hz, 30) frames per simulated second and 15 per wall-clock second; the address is logged at
+  (Hz, 30) frames per simulated second and 5 per wall-clock second; the address is logged at
   start. ``web_view_bind`` (``127.0.0.1``: this machine only) is the address both ports listen
   on (``0.0.0.0``: every network interface, so anyone who reaches this machine sees the
   simulation: docs/views.md); ``web_view_camera`` (``world``) is the 3D view shown first:

@@ -17,9 +17,10 @@ one shown first.
 Served live (``web_port``), the page and the stream are this process's own sockets on ``bind``
 (127.0.0.1 unless told otherwise: ``viz.web_front``, which bounds what clients send), and
 Rerun's gRPC server listens on loopback only, behind it. Cost: a frame is logged at most
-``rate`` times per simulated second and, when served live, per wall-clock second (15 by
-default: a software-rendered browser keeps up with it on two cores, the viewer's lag stays
-under a second), so a simulation running 50x real time pays for 15 frames a second, not 750.
+``rate`` times per simulated second and, when served live, ``WALL_RATE`` (5) times per
+wall-clock second: a browser rendering in software on two cores then keeps up (measured lag
+1.1-1.4 s; at 15 frames a second it stayed 6-8 s behind), and a simulation running 50x real
+time pays for 5 frames a second, not 1500.
 Rerun's server keeps the last ``SERVER_MEMORY`` of the stream for a browser that opens the page
 later, newest first, so it starts live.
 """
@@ -44,7 +45,7 @@ from .web_front import ServeError, WebFront, check_bind, is_loopback, own_listen
 
 FORWARD, REVERSE = (40, 200, 60), (220, 50, 40)
 ARROW_RADIUS = 0.012  # m
-WALL_RATE = 15.0  # Hz: frames a wall-clock second, at most, when served live
+WALL_RATE = 5.0  # Hz: frames a wall-clock second, at most, when served live (module doc)
 FLUSH_TICK = 0.1  # s: what was logged is sent this often (a chunk per entity holds a few frames)
 TRAIL_POINTS = 2000  # places kept per vehicle trail (100 m at TRAIL_STEP)
 TRAIL_PIECE = 50  # places per logged piece of it
