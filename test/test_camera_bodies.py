@@ -149,9 +149,9 @@ def test_a_body_casts_the_lamps_shadow_and_compiled_is_plain(tmp_path):
     """The crate moved to hang over the seabed (centre 8.6 m down, top at 8.2 m) under a lamp
     7.7 m down pointing down: its top face projected from the lamp, ``|x - 4| <= 0.25 s`` and
     ``|y - 0.5| <= 0.5 s`` with ``s = (10 - 7.7) / (8.2 - 7.7)``, is its shadow on the seabed:
-    seabed pixels 5 cm inside it are as without the lamp, those 5 cm outside it (within 40
-    degrees of the beam's axis) brighter. The compiled image is the plain one (within one
-    level in 0.1 % of the pixels)."""
+    seabed pixels 5 cm inside it are as without the lamp (and lit with the crate moved away),
+    those 5 cm outside it (within 40 degrees of the beam's axis) brighter. The compiled image
+    is the plain one (within one level in 0.1 % of the pixels)."""
     from uvms_sim.sensors.camera import Lamp, lamp_rows
 
     rays, sim = _bodies(tmp_path, skip={0})
@@ -179,3 +179,7 @@ def test_a_body_casts_the_lamps_shadow_and_compiled_is_plain(tmp_path):
     assert shadow.sum() > 100 and bright.sum() > 300
     assert np.array_equal(lit[shadow], dark[shadow])
     assert np.all(lit[bright].astype(int).sum(axis=-1) > dark[bright].astype(int).sum(axis=-1))
+    q[i : i + 3] = [40.0, 0.5, 8.6]  # the crate out of the way: the same pixels are lit
+    rays.place(*sim.touch.poses(q))
+    unshaded, bare = camera.render(R, p, lamps=lamp)[0], camera.render(R, p)[0]
+    assert np.all(unshaded[shadow].astype(int).sum(axis=-1) > bare[shadow].astype(int).sum(axis=-1))

@@ -160,3 +160,24 @@ def test_a_structure_casts_the_lamps_shadow_where_the_geometry_puts_it():
     unshaded, bare = open_water.render(R, p, lamps=lamp)[0], open_water.render(R, p)[0]
     assert np.all(unshaded[shadow].astype(int).sum(axis=-1) > bare[shadow].astype(int).sum(axis=-1) + 5)
     assert np.all(lit[bright].astype(int).sum(axis=-1) > dark[bright].astype(int).sum(axis=-1))
+
+
+def test_a_lamp_at_zero_among_lit_ones_and_a_changing_lamp_count_change_nothing_else():
+    """The shadowed scene with the lamp, then with a second lamp at level 0 beside it, then the
+    lamp alone again, on one camera: the same image each time, and the same as a new camera's
+    (the per-lamp buffers follow the lamp count)."""
+    box = Structure("box", Shape("box", (0.4, 0.6, 0.2), xyz=(0.0, 0.0, 8.6)))
+    scene = Scene(PlaneSeabed(10.0), (box,))
+    intr = Intrinsics.from_fov(80, 60, 1.6)
+    camera = Camera(SceneRays(scene), intr)
+    on = (LUMEN, np.array([0.0, 0.0, 8.0]), np.array([0.0, 0.0, 1.0]))
+    off = (LUMEN, np.array([0.3, 0.0, 8.0]), np.array([0.0, 0.0, 1.0]))
+    R = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    p = np.array([0.0, 1.2, 8.0])
+    one = lamp_rows([on], 1.0)
+    two = np.vstack([one, lamp_rows([off], 0.0)])
+    first = camera.render(R, p, lamps=one)[0]
+    assert np.array_equal(camera.render(R, p, lamps=two)[0], first)
+    assert np.array_equal(camera.render(R, p, lamps=one)[0], first)
+    assert np.array_equal(Camera(SceneRays(scene), intr).render(R, p, lamps=one)[0], first)
+    assert first.astype(int).sum() > camera.render(R, p)[0].astype(int).sum()

@@ -201,7 +201,8 @@ class ModeGains:
 
 
 # ArduSub's attitude loops as a pilot tunes them for a vehicle that the defaults cannot hold
-# (ATC_ANG_*_P and ATC_RAT_*_I raised, about 3x and 7x): with the defaults (``ModeGains()``,
+# (roll and pitch: ATC_ANG_*_P and ATC_RAT_*_I raised, about 3x and 7x; yaw's angle term is the
+# emulation's earlier 1.5, below the fitted 2.5): with the defaults (``ModeGains()``,
 # fitted to ArduSub SITL) an arm's weight pitches the Heavy by up to 10 degrees, and real ArduSub
 # SITL and this emulation alike let Nielsen et al.'s (2018) pair pitch past 70 degrees at 1800 us
 # (tools/ardusub_pair_check.py --forward)

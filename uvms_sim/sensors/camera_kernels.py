@@ -3,8 +3,8 @@ physics thread runs beside it): the rays turned into the world, the plane seabed
 form, the rays that can reach a triangle gathered for Embree, then the hits, the light and the
 image-formation model of Akkaynak and Treibitz (2018, eq. 3) written straight into the 8-bit
 image and the depth image. Each step is the arithmetic of ``Camera.radiance`` (numpy, the
-reference) in the same precision: float64 geometry, float32 radiance; the exponentials are
-numpy's, between the two kernels, as in the reference."""
+reference) in the same precision: float64 geometry, float32 radiance; the exponentials (and
+the lamps' powers) are numpy's, between the kernels, as in the reference."""
 
 from __future__ import annotations
 
@@ -238,7 +238,7 @@ def lamp_geometry(rays, world, p, max_range, distance, normal, lamps, shadowed, 
             if distance[i] > max_range or not distance[i] < np.inf:
                 continue
             r, _, _, _, cos_b, cos_i = _from_lamp(rays, world, p, distance[i], normal, i, lamps, k)
-            if r <= 0.0 or cos_b <= 0.0 or cos_i <= 0.0:
+            if not (r > 0.0 and cos_b > 0.0 and cos_i > 0.0):  # NaN: unlit, as in the reference
                 continue
             R[k, i], C[k, i], N[k, i] = r, cos_b, cos_i
 
