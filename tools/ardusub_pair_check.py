@@ -41,7 +41,7 @@ from pymavlink import mavutil
 from transforms3d.euler import quat2euler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ardusub_sitl_check import ALT_HOLD, HOME, MANUAL, GroundStation, fly, set_mode
+from ardusub_sitl_check import ALT_HOLD, HOME, MANUAL, GroundStation, fly, set_mode, stop_ardusub
 
 from uvms_sim.hil.sitl_multi import SitlJsonMulti
 from uvms_sim.model import System, load
@@ -271,11 +271,7 @@ def main() -> int:
         for gcs in stations:
             gcs.stop()
         for proc in sitls:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_ardusub(proc)
         physics.stop.set()
         physics.join(2.0)
         backend.close()

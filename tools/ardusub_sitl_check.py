@@ -64,6 +64,21 @@ class Physics(threading.Thread):
     def now(self) -> tuple[float, np.ndarray, np.ndarray]:
         return self.history[-1]
 
+    def close(self) -> None:
+        """Stop serving: the thread ended and the backend's socket closed."""
+        self.stop.set()
+        self.join(2.0)
+        self.backend.close()
+
+
+def stop_ardusub(proc: subprocess.Popen) -> None:
+    """End an ArduSub SITL process: SIGTERM, then SIGKILL after 5 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
 
 class GroundStation(threading.Thread):
     """The ground station's side of the link, in its own thread: a HEARTBEAT and the current
@@ -343,9 +358,7 @@ def main() -> int:
         except subprocess.TimeoutExpired:
             sitl.kill()
             out = ""
-        physics.stop.set()
-        physics.join(2.0)
-        physics.backend.close()
+        physics.close()
         if args.keep_logs:
             keep_logs(workdir, args.keep_logs, physics.history)
         tail = [line for line in (out or "").splitlines() if "JSON" in line or "Failed" in line][-5:]

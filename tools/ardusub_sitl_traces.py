@@ -38,6 +38,7 @@ import threading
 import time
 
 import numpy as np
+from ardusub_sitl_check import stop_ardusub
 from pymavlink import mavutil
 from transforms3d.euler import quat2euler
 
@@ -368,11 +369,7 @@ def main() -> int:
         if station is not None:
             station.halt.set()
             station.join(2.0)
-        sitl.terminate()
-        try:
-            sitl.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            sitl.kill()
+        stop_ardusub(sitl)
         physics.stop.set()
         physics.join(2.0)
         physics.backend.close()

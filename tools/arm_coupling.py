@@ -35,7 +35,7 @@ import tempfile
 import time
 
 import numpy as np
-from ardusub_sitl_check import HOME, MANUAL, GroundStation, Physics, fly, set_mode
+from ardusub_sitl_check import HOME, MANUAL, GroundStation, Physics, fly, set_mode, stop_ardusub
 from ardusub_sitl_traces import MODES
 from pymavlink import mavutil
 from transforms3d.euler import quat2euler
@@ -235,14 +235,8 @@ def run_ardusub(args: argparse.Namespace, mode: str, move: bool) -> dict:
     finally:
         if gcs is not None:
             gcs.stop()
-        sitl.terminate()
-        try:
-            sitl.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            sitl.kill()
-        physics.stop.set()
-        physics.join(2.0)
-        physics.backend.close()
+        stop_ardusub(sitl)
+        physics.close()
 
 
 def relative(run: dict, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
