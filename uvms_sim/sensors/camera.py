@@ -98,14 +98,15 @@ def lamp_rows(lamps: list[tuple[Lamp, Array, Array]], level: float, exposure: fl
     return rows
 
 
-def from_lamp(points: Array, normals: Array, row: Array) -> tuple[Array, Array, Array, Array]:
+def from_lamp(points: Array, normals: Array, row: Array) -> tuple[Array, Array, Array, Array, Array]:
     """Surface points (rows) with unit ``normals`` facing the camera seen from the lamp of
-    ``row`` (``lamp_rows``): their distances, unit directions from the lamp, cosines off its
-    axis and cosines of incidence."""
+    ``row`` (``lamp_rows``): which it lights (in front of it, facing it), their distances, unit
+    directions from the lamp, cosines off its axis and cosines of incidence."""
     s = points - row[:3]
     r = np.linalg.norm(s, axis=1)
     u = s / np.where(r > 0.0, r, 1.0)[:, None]
-    return r, u, u @ row[3:6], -np.einsum("ij,ij->i", u, normals)
+    cos_b, cos_i = u @ row[3:6], -np.einsum("ij,ij->i", u, normals)
+    return (cos_b > 0.0) & (cos_i > 0.0) & (r > 0.0), r, u, cos_b, cos_i
 
 
 def add_lamp_light(
@@ -138,8 +139,7 @@ def lamp_light(
         strength, m = row[6], row[7]
         if strength <= 0.0:
             continue
-        r, _, cos_b, cos_i = from_lamp(points, normals, row)
-        lit = (cos_b > 0.0) & (cos_i > 0.0) & (r > 0.0)
+        lit, r, _, cos_b, cos_i = from_lamp(points, normals, row)
         if shadowed is not None:
             lit &= ~shadowed[:, k]
         cos_b, cos_i, r = np.where(lit, cos_b, 0.0), np.where(lit, cos_i, 0.0), np.where(lit, r, 1.0)
@@ -267,8 +267,8 @@ class Camera:
         for k, row in enumerate(lamps):
             if row[6] <= 0.0:
                 continue
-            r, u, cos_b, cos_i = from_lamp(points, normals, row)
-            lit = np.flatnonzero((cos_b > 0.0) & (cos_i > 0.0) & (r > 0.0))
+            lights, r, u, _, _ = from_lamp(points, normals, row)
+            lit = np.flatnonzero(lights)
             if len(lit):
                 shadowed[lit, k] = self.rays.trace(row[:3], u[lit])[0] < r[lit] * (1.0 - SHADOW_GAP)
         return shadowed
@@ -344,10 +344,10 @@ class _Frame:
         self.E, self.normal = np.empty((n, 6), dtype=np.float32), np.empty((n, 3), dtype=np.float32)
         self.body_dirs, self.body_tfar = np.empty((n, 3), dtype=np.float32), np.empty(n, dtype=np.float32)
         self.body_index, self.taken = np.empty(n, dtype=np.int64), np.zeros(n, dtype=np.uint8)
-        self.surface, self.distance = np.empty(n, dtype=np.int64), np.empty(n)  # shade's buffers
+        self.surface, self.distance = np.empty(n, dtype=np.int64), np.empty(n)  # nearest's buffers
         self.hit_normal = np.empty((n, 3))
         self.shadowed = np.zeros((n, 0), dtype=np.uint8)  # pixels x lamps: hidden from the lamp
-        self.lamp_R = self.lamp_C = self.lamp_I = np.empty((0, n))  # lamps x pixels (lamp_geometry)
+        self.lamp_R = self.lamp_C = self.lamp_N = np.empty((0, n))  # lamps x pixels (lamp_geometry)
         self.added, self.attenuation = np.empty((n, 3)), np.empty((n, 3))
         self.lamp_e, self.no_lamps = np.empty(n), np.zeros((0, 3))
         self.minus_beta_d = -np.asarray(np.asarray(camera.water.beta_d, dtype=np.float32), dtype=float)
@@ -404,8 +404,8 @@ class _Frame:
         numpy's in the reference's order, into buffers kept between frames."""
         n, count = len(self.rays), len(lamps)
         if self.lamp_R.shape[0] != count:
-            self.lamp_R, self.lamp_C, self.lamp_I = (np.empty((count, n)) for _ in range(3))
-        R, C, N = self.lamp_R, self.lamp_C, self.lamp_I
+            self.lamp_R, self.lamp_C, self.lamp_N = (np.empty((count, n)) for _ in range(3))
+        R, C, N = self.lamp_R, self.lamp_C, self.lamp_N
         lamp_geometry(
             self.rays, world, p, float(self.camera.max_range), self.distance, self.hit_normal, lamps,
             self._shadows(world, p, lamps), R, C, N,
@@ -437,8 +437,10 @@ class _Frame:
         casts: list[tuple[SceneRays | BodyRays, Array, Array]] = []
         if self.mesh:
             casts.append((cam.scene_rays, self.lo, self.hi))
-        if bodies is not None and len(bodies.boxes()[0]):
-            casts.append((bodies, *bodies.boxes()))
+        if bodies is not None:
+            body_lo, body_hi = bodies.boxes()
+            if len(body_lo):
+                casts.append((bodies, body_lo, body_hi))
         for k in range(len(lamps)):
             if lamps[k, 6] <= 0.0:
                 continue

@@ -176,22 +176,26 @@ def nearest(
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _from_lamp(rays, world, p, distance, normal, i, lamps, k):
-    """Pixel ``i``'s surface point (``distance`` along its ray from ``p``, unit ``normal[i]``
-    facing the camera) seen from lamp ``k`` (rows of ``lamps``): its distance r, the unit
-    direction from the lamp (u0, u1, u2), the cosine off the lamp's axis and the cosine of
-    incidence on the surface."""
+def _from_lamp(rays, world, p, max_range, distance, normal, i, lamps, k):
+    """Pixel ``i``'s surface point (``distance[i]`` along its ray from ``p``, unit ``normal[i]``
+    facing the camera) seen from lamp ``k`` (rows of ``lamps``): whether the lamp lights it
+    (a surface within ``max_range``, in front of the lamp and facing it; NaN: not, as in the
+    reference), its distance r, the unit direction from the lamp (u0, u1, u2), the cosine off
+    the lamp's axis and the cosine of incidence on the surface."""
+    d = distance[i]
+    if d > max_range or not d < np.inf:
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     a, b, c = rays[i, 0], rays[i, 1], rays[i, 2]
-    s0 = p[0] + distance * (world[0, 0] * a + world[0, 1] * b + world[0, 2] * c) - lamps[k, 0]
-    s1 = p[1] + distance * (world[1, 0] * a + world[1, 1] * b + world[1, 2] * c) - lamps[k, 1]
-    s2 = p[2] + distance * (world[2, 0] * a + world[2, 1] * b + world[2, 2] * c) - lamps[k, 2]
+    s0 = p[0] + d * (world[0, 0] * a + world[0, 1] * b + world[0, 2] * c) - lamps[k, 0]
+    s1 = p[1] + d * (world[1, 0] * a + world[1, 1] * b + world[1, 2] * c) - lamps[k, 1]
+    s2 = p[2] + d * (world[2, 0] * a + world[2, 1] * b + world[2, 2] * c) - lamps[k, 2]
     r = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
-    if r <= 0.0:
-        return r, 0.0, 0.0, 0.0, 0.0, 0.0
+    if not r > 0.0:
+        return False, r, 0.0, 0.0, 0.0, 0.0, 0.0
     u0, u1, u2 = s0 / r, s1 / r, s2 / r
     cos_b = u0 * lamps[k, 3] + u1 * lamps[k, 4] + u2 * lamps[k, 5]
     cos_i = -(u0 * normal[i, 0] + u1 * normal[i, 1] + u2 * normal[i, 2])
-    return r, u0, u1, u2, cos_b, cos_i
+    return cos_b > 0.0 and cos_i > 0.0, r, u0, u1, u2, cos_b, cos_i
 
 
 @njit(cache=True, nogil=True)
@@ -206,10 +210,8 @@ def lamp_rays(rays, world, p, max_range, distance, normal, lamps, k, gap, lo, hi
     m = 0
     lamp = lamps[k, :3]
     for i in range(rays.shape[0]):
-        if distance[i] > max_range or not distance[i] < np.inf:
-            continue
-        r, u0, u1, u2, cos_b, cos_i = _from_lamp(rays, world, p, distance[i], normal, i, lamps, k)
-        if r <= 0.0 or cos_b <= 0.0 or cos_i <= 0.0:
+        lit, r, u0, u1, u2, _, _ = _from_lamp(rays, world, p, max_range, distance, normal, i, lamps, k)
+        if not lit:
             continue
         far = r * (1.0 - gap)
         for box in range(lo.shape[0]):
@@ -235,12 +237,11 @@ def lamp_geometry(rays, world, p, max_range, distance, normal, lamps, shadowed, 
             R[k, i], C[k, i], N[k, i] = 1.0, 0.0, 0.0
             if lamps[k, 6] <= 0.0 or shadowed[i, k]:
                 continue
-            if distance[i] > max_range or not distance[i] < np.inf:
-                continue
-            r, _, _, _, cos_b, cos_i = _from_lamp(rays, world, p, distance[i], normal, i, lamps, k)
-            if not (r > 0.0 and cos_b > 0.0 and cos_i > 0.0):  # NaN: unlit, as in the reference
-                continue
-            R[k, i], C[k, i], N[k, i] = r, cos_b, cos_i
+            lit, r, _, _, _, cos_b, cos_i = _from_lamp(
+                rays, world, p, max_range, distance, normal, i, lamps, k
+            )
+            if lit:
+                R[k, i], C[k, i], N[k, i] = r, cos_b, cos_i
 
 
 @njit(cache=True, nogil=True)
