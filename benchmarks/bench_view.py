@@ -5,10 +5,14 @@ The ``simulator`` node (its own process, the BlueROV2 Heavy, thrusters driven so
 a headless Debian Chromium (software WebGL, as ``test/browser.py`` opens it) shows the page.
 Every 2 s the newest simulated time the viewer has taken in (its own state,
 ``window._handle.viewer_state()``: what Rerun's latency counter also measures) is compared with
-the node's simulated time at that moment (a /clock sample): at real-time factor 1 the
-difference is the view's latency in seconds. Two cases: a browser open from the start, and a
-browser that opens the page after the node has run ``--late`` seconds (what it takes to catch
-up). Also printed: the node's real-time factor and CPU while the browser shows it.
+the node's simulated time at the moment the page read it (the page's ``Date.now()``, between two
+/clock samples taken around the query and stamped with the same wall clock): at real-time factor
+1 the difference is the view's latency in seconds. The query waits for the page's main thread
+(a script waits behind the viewer's software-rendered frames, a second or more): that wait
+is printed too, and not counted as lag (until 2026-11-26 it was, docs/views.md). Two cases: a
+browser open from the start, and a browser that opens the page after the node has run
+``--late`` seconds (what it takes to catch up). Also printed: the node's real-time factor and
+CPU while the browser shows it.
 
 Run: ``.venv/bin/python benchmarks/bench_view.py [--seconds S] [--late L]`` (part of
 ``make bench``; needs ``make browser``).
@@ -34,11 +38,12 @@ from std_msgs.msg import UInt16MultiArray
 PWM = [1650, 1600, 1400, 1350, 1500, 1500, 1500, 1500]
 
 
-def sim_now(node, timeout: float = 10.0) -> float:
-    """The node's simulated time now (the next /clock message)."""
-    got: list[float] = []
+def clock_sample(node, timeout: float = 10.0) -> tuple[float, float]:
+    """(the node's simulated time, the wall-clock time, s since the epoch, at which this process
+    received it) of the next /clock message."""
+    got: list[tuple[float, float]] = []
     sub = node.create_subscription(
-        Clock, "/clock", lambda m: got.append(m.clock.sec + m.clock.nanosec * 1e-9), 10
+        Clock, "/clock", lambda m: got.append((m.clock.sec + m.clock.nanosec * 1e-9, time.time())), 10
     )
     try:
         end = time.monotonic() + timeout
@@ -49,8 +54,13 @@ def sim_now(node, timeout: float = 10.0) -> float:
         node.destroy_subscription(sub)
 
 
+def sim_now(node, timeout: float = 10.0) -> float:
+    """The node's simulated time now (the next /clock message)."""
+    return clock_sample(node, timeout)[0]
+
+
 def run(node, seconds: float, late: float) -> None:
-    from browser import CHROMIUM, DRIVER, headless_chromium, viewer_time_ranges
+    from browser import CHROMIUM, DRIVER, headless_chromium, time_at, viewer_state, viewer_time_ranges
     from net_helpers import free_tcp_port_pair
 
     port = free_tcp_port_pair()
@@ -76,15 +86,19 @@ def run(node, seconds: float, late: float) -> None:
         browser = headless_chromium(f"http://127.0.0.1:{port}/")
         browser.command_executor._client_config.timeout = 600  # a loaded machine compiles slowly
         t0, c0, s0 = time.monotonic(), cpu_seconds(proc.pid), sim_now(node)
-        first, lags = None, []
+        first, lags, waits = None, [], []
         while time.monotonic() < t0 + seconds:
             pwm.publish(UInt16MultiArray(data=PWM))
-            shown = viewer_time_ranges(browser).get("sim")
-            now = sim_now(node)
+            before = clock_sample(node)
+            asked = time.time()
+            state, read = viewer_state(browser)
+            after = clock_sample(node)
+            shown = viewer_time_ranges(browser, state).get("sim")
             if shown is not None:
-                lag = now - shown[1] * 1e-9
+                lag = time_at(read, before, after) - shown[1] * 1e-9
                 first = first if first is not None else time.monotonic() - opened
                 lags.append((time.monotonic() - opened, lag))
+                waits.append(read - asked)
             time.sleep(max(0.0, 2.0 - (time.monotonic() - t0) % 2.0))
         wall, cpu, sim = time.monotonic() - t0, cpu_seconds(proc.pid) - c0, sim_now(node) - s0
         print(f"  {label} (the node had simulated {s0 - t_start:.0f} s):")
@@ -96,6 +110,11 @@ def run(node, seconds: float, late: float) -> None:
         steady = [lag for t, lag in lags if t - lags[0][0] > 10.0] or [lags[-1][1]]
         median = sorted(steady)[len(steady) // 2]
         print(f"    after its first 10 s: median {median:.2f} s, max {max(steady):.2f} s")
+        waits.sort()
+        print(
+            f"    the page's main thread answered the query after {waits[len(waits) // 2]:.2f} s (median; "
+            f"max {waits[-1]:.2f} s): a script waits behind the viewer's frames; not lag"
+        )
         print(f"    node: real-time factor {sim / wall:.2f}, CPU {100 * cpu / wall:.0f} % of one core")
     finally:
         if browser is not None:

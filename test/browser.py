@@ -65,15 +65,35 @@ def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
     return out
 
 
-def viewer_time_ranges(driver) -> dict[str, tuple[int, int]]:
+def viewer_state(driver) -> tuple[bytes, float]:
+    """The Rerun viewer's state in the page (``window._handle.viewer_state()``: Rerun's Viewer
+    Control ``GetViewerStateResponse``, empty before the page has started the viewer) and the
+    wall-clock time at which the page read it (s since the epoch, the page's ``Date.now()``: the
+    same clock as ``time.time()`` here). The read waits for the page's main thread, which a
+    software-rendered frame can hold for a second: the moment of the read, not of the call, is
+    when the state was what it says."""
+    at, raw = driver.execute_script(
+        "return [Date.now(), window._handle ? Array.from(window._handle.viewer_state()) : null]"
+    )
+    return bytes(raw or []), at * 1e-3
+
+
+def time_at(wall: float, before: tuple[float, float], after: tuple[float, float]) -> float:
+    """Simulated time at wall-clock time ``wall`` (``viewer_state``'s read), from two samples
+    (simulated, wall) of a paced simulation taken around it: linear in between."""
+    (s0, w0), (s1, w1) = before, after
+    return s0 + (s1 - s0) * (wall - w0) / max(w1 - w0, 1e-9)
+
+
+def viewer_time_ranges(driver, state: bytes | None = None) -> dict[str, tuple[int, int]]:
     """What the Rerun viewer in the page has taken in so far: each timeline of its recordings
     with the (first, last) time it holds (ns for temporal timelines), from the viewer's own
-    state (``window._handle.viewer_state()``: Rerun's Viewer Control ``GetViewerStateResponse``:
-    recordings = 3, their timelines = 2, a timeline's name = 1.1 and range = 3 (start 1, end 2)).
-    Empty before the page has started the viewer or received a recording."""
-    raw = driver.execute_script("return window._handle ? Array.from(window._handle.viewer_state()) : null")
+    state (``viewer_state``, or ``state`` read by it: recordings = 3, their timelines = 2, a
+    timeline's name = 1.1 and range = 3 (start 1, end 2)). Empty before the page has started
+    the viewer or received a recording."""
+    raw = viewer_state(driver)[0] if state is None else state
     ranges: dict[str, tuple[int, int]] = {}
-    for field, recording in _fields(bytes(raw or [])):
+    for field, recording in _fields(raw):
         if field != 3 or not isinstance(recording, bytes):
             continue
         for f, timeline in _fields(recording):
@@ -90,9 +110,8 @@ def viewer_time_ranges(driver) -> dict[str, tuple[int, int]]:
 def viewer_views(driver) -> list[tuple[str, str, bool]]:
     """The views of the page's current blueprint as (name, class, visible), from the same
     state (``GetViewerStateResponse.views`` = 5: name 3, class 2, visible 5)."""
-    raw = driver.execute_script("return window._handle ? Array.from(window._handle.viewer_state()) : null")
     views = []
-    for field, view in _fields(bytes(raw or [])):
+    for field, view in _fields(viewer_state(driver)[0]):
         if field == 5 and isinstance(view, bytes):
             parts = dict(_fields(view))
             name, kind = parts.get(3, b""), parts.get(2, b"")
