@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 from transforms3d.euler import quat2euler
 
+from uvms_sim.actuators.althold import DepthSensing
 from uvms_sim.actuators.ardusub import ArduSubEmulator, ModeGains, VehicleState, infer_frame
 from uvms_sim.loop import steps_per
 from uvms_sim.model import load
@@ -23,6 +24,13 @@ TRACES = Path(__file__).resolve().parent / "data" / "ardusub_sitl_traces.json.gz
 # the same ALT_HOLD dives with ArduPilot's parameter files as they are: SERVO8 the camera mount
 TRACES_SERVO8_MOUNT = Path(__file__).resolve().parent / "data" / "ardusub_sitl_traces_servo8_mount.json.gz"
 COLUMNS = ("t", "n", "e", "d", "roll", "pitch", "yaw", "u", "v", "w", "p", "q", "r")
+# How the recorded ArduSub saw depth (``althold.DepthSensing.sitl``): SITL's depth sensor in
+# water of 1024 kg/m^3, read as fresh water, undelayed under EKF3's 60 ms, and zeroed 2.47 m down
+# (its depth estimate XKF1.PD against the simulated depth at rest, in the recording's dataflash
+# log: PD = 1.0239 (d - 2.467) m over 1326 samples from 2.9 to 8.2 m, 7 mm of scatter; the 1.0239
+# is SITL's 1024 x 9.80665 / 9800 = 1.0247 within the simulated depth's 1 cm steps)
+SITL_GROUND_DEPTH = 2.467
+SITL_SENSING = DepthSensing.sitl(SITL_GROUND_DEPTH)
 
 
 def load_traces(path: Path = TRACES) -> dict:
@@ -72,11 +80,12 @@ def fly_emulated(
     physics_rate: float = float(PARAMETERS["physics_rate"]),
     autopilot_rate: float = float(PARAMETERS["autopilot_rate"]),
     unassigned: tuple[int, ...] = (),
+    sensing: DepthSensing = SITL_SENSING,
 ) -> tuple[Trace, ArduSubEmulator]:
     """The manoeuvre's RC timeline flown by the emulated ArduSub (armed, in its mode) from the
-    recorded initial state, at the node's default physics and autopilot rates; the trace at
-    the recorded sample times. ``unassigned``: motors whose servo output has another function
-    (they stay at 1500 us)."""
+    recorded initial state, at the node's default physics and autopilot rates, seeing depth as
+    the recorded ArduSub did (``sensing``); the trace at the recorded sample times.
+    ``unassigned``: motors whose servo output has another function (they stay at 1500 us)."""
     sim = Simulator.from_system(load(resolve(description)))
     qs, vs = sim.model.q_slice(0), sim.model.v_slice(0)
     sim.state.q[qs] = manoeuvre["q0"]
@@ -86,6 +95,7 @@ def fly_emulated(
         infer_frame(list(bank.motors)) or "vectored",
         directions=bank.motor_directions(),
         gains=gains or ModeGains(),
+        depth_sensing=sensing,
     )
     ap.arm()
     ap.set_mode("ALT_HOLD")  # where ArduSub held the vehicle before every manoeuvre

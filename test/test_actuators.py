@@ -14,6 +14,8 @@ from uvms_sim.actuators.althold import (
     ALT_HOLD_DEFAULTS,
     ALT_HOLD_FIRMWARE,
     ALT_HOLD_SITL,
+    DepthEstimate,
+    DepthSensing,
     climb_rate,
     stopping_distance,
 )
@@ -346,6 +348,45 @@ def test_alt_hold_shaping_and_stick_mapping_are_ardusubs():
     for v in (0.3, 0.6, 1.0):
         assert stopping_distance(p, v) == pytest.approx(v * v / (2 * a) + v * a / (2 * j), abs=2e-3)
         assert stopping_distance(p, -v) == pytest.approx(-stopping_distance(p, v))
+
+
+def test_depth_as_ardusub_sees_it():
+    """``DepthSensing``: scaled, zeroed where calibrated, and leading by the motion over
+    ``lead`` (2 x now - ``lead`` ago: exact for a steady speed, the estimate carried forward over
+    the delay); the default is the true depth. SITL's scale is 1024 x 9.80665 / 9800."""
+    sitl = DepthSensing.sitl(2.0)
+    assert sitl.scale == pytest.approx(1024.0 * 9.80665 / 9800.0) and sitl.lead == 0.060
+    truth = DepthEstimate(DepthSensing())
+    assert truth.update(5.0, 0.3, 0.005) == (5.0, 0.3)
+    est = DepthEstimate(DepthSensing(scale=1.0, ground_depth=2.0, lead=0.06))
+    dt, speed = 0.005, 0.8
+    for k in range(100):
+        d, r = est.update(3.0 + speed * k * dt, speed, dt)
+    assert d == pytest.approx(1.0 + speed * 99 * dt + speed * 0.06, abs=1e-9) and r == pytest.approx(speed)
+
+
+def test_surface_limits_the_upward_throttle_as_ardusub():
+    """SURFACE_MAX_THR 0.1 at SURFACE_DEPTH (-0.1 m), rising to 1 a metre below it; only the
+    vectored 6DOF mixer applies it (AP_Motors6DOF), and only upwards."""
+    p = ALT_HOLD_SITL
+    assert p.max_throttle(-0.1) == pytest.approx(0.1) and p.max_throttle(0.0) == pytest.approx(0.1)
+    assert p.max_throttle(-0.6) == pytest.approx(0.55) and p.max_throttle(-5.0) == 1.0
+    up = mix("vectored_6dof", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, max_throttle=0.55)
+    assert max(abs(x) for x in up.values()) == pytest.approx(0.55)
+    down = mix("vectored_6dof", 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, max_throttle=0.55)
+    assert max(abs(x) for x in down.values()) == pytest.approx(1.0)
+    assert mix("vectored", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, max_throttle=0.55) == mix(
+        "vectored", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0
+    )
+    ap = ArduSubEmulator("vectored_6dof")
+    ap.arm()
+    ap.set_mode("ALT_HOLD")
+    ap.set_rc([1500, 1500, 1900, 1500, 1500, 1500])
+    state = VehicleState(0.0, 0.0, 0.0, np.zeros(3), 0.3, 0.0)  # 0.3 m down: 0.1 + 0.9 x 0.2
+    for _ in range(400):  # full climb stick: the throttle saturates upwards
+        pwm = ap.update(state, 0.005)
+    assert ap.max_throttle == pytest.approx(0.28)
+    assert max(abs(pwm[m] - 1500) for m in (5, 6, 7, 8)) == pytest.approx(400 * 0.28, abs=1)
 
 
 # -- joint motors ---------------------------------------------------------------------------

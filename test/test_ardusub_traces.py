@@ -14,10 +14,12 @@ Why the tolerances are what they are:
   known to within ArduSub's loop (2.5 ms) while the vertical speed still grows by 0.1 m/s per
   second at release.
 - ALT_HOLD: ArduSub flies its EKF's depth (a barometer with SIM_BARO_RND 0.02 m of noise) and
-  the emulation the true one; its controller is the same cascade. Dive and climb rates at
+  the emulation the same depth as that EKF makes of it (``ardusub_traces.SITL_SENSING``:
+  SITL's sea water read as fresh, zeroed where it was calibrated, leading the vehicle by its
+  motion over EK3_HGT_DELAY); its controller is the same cascade. Dive and climb rates at
   release within 0.03 m/s, the stop past the release depth and the held depth within 0.03 m
-  (the barometer's noise and the EKF's lag), the largest roll and pitch during the dive
-  within 2 degrees.
+  (the barometer's noise, and the EKF's lead modelled as a pure extrapolation over 60 ms
+  where EKF3 filters it), the largest roll and pitch during the dive within 2 degrees.
 - STABILIZE: ArduSub's attitude loops are cascaded PIDs with input shaping on its EKF's
   attitude; the emulation's are a PID on the true attitude (``ModeGains``). The angle reached
   at the end of a 4 s step within 1.5 degrees and the yaw rate within 5 %; released, the
@@ -32,6 +34,7 @@ import numpy as np
 import pytest
 from ardusub_traces import TRACES_SERVO8_MOUNT, Trace, depth_rate, fly_emulated, load_traces, recorded
 
+from uvms_sim.actuators.althold import DepthSensing
 from uvms_sim.actuators.ardusub import ArduSubEmulator
 
 DATA = load_traces()
@@ -128,23 +131,43 @@ def test_sub_parm_leaves_the_heavys_motor_8_without_an_output():
     assert 0.42 < figures["rate"] < 0.47 and figures["tilt"] > 5.0
     # tilted by about 10 degrees with one vertical thruster missing, the saturated thrust is
     # shared between depth and attitude by the attitude loops, which are not ArduSub's: the
-    # rate within 0.05 m/s (0.48 against 0.43), where the stop and the hold agree within 0.03 m
+    # rate within 0.05 m/s (0.48 against 0.43). The stop past the release grows with the
+    # speed released at (0.38 against 0.33 m here, 11 % faster), so it is compared where the
+    # speeds agree (the eight-motor dives above), not here
     assert seven["rate"] == pytest.approx(figures["rate"], abs=0.05)
-    assert seven["stop"] == pytest.approx(figures["stop"], abs=0.03)
-    assert seven["held"] == pytest.approx(figures["held"], abs=0.03)
     assert seven["tilt"] > 5.0
     assert eight["rate"] > 0.8
 
 
-@pytest.mark.xfail(strict=True, reason="ArduSub goes 0.07-0.12 m further after a dive at full thrust")
 @pytest.mark.parametrize("name", ["althold_1300", "althold_1100"])
 def test_alt_hold_stops_after_a_saturated_dive_as_ardusub(name):
     """Released from a dive with the vertical thrusters saturated, ArduSub stops 0.50 m (1300 us)
-    and 0.74 m (1100 us) past the release depth, the emulation 0.43 and 0.62 m: not explained
-    yet (the emulation's target is held back while the thrust is saturated as ArduSub's
-    ``update_pos_vel_accel`` holds it; what ArduSub's target carries past that is not found)."""
+    and 0.74 m (1100 us) past the release depth. The emulation stopped 0.43 and 0.62 m past it
+    while it flew the true depth: ArduSub's EKF leads the vehicle by what it moved in the last
+    60 ms (SITL's depth sensor is not late, EKF3 takes it as 60 ms late), so ArduSub takes the
+    depth it releases at for 5 cm (0.86 m/s x 60 ms) deeper than it is, and holds that deeper
+    depth once stopped (its recorded dataflash log: the vehicle stops, then sinks 5-6 cm more
+    on the thrusters). Seeing depth as that EKF does, and with two details of ArduPilot's that
+    the emulation lacked (the acceleration PID's integrator limit raised to the hover
+    throttle, the motors' throttle filter held within 0..1), it stops 0.49 and 0.72 m past."""
     real, emu = (alt_hold_figures(tr) for tr in flown(name))
     assert emu["stop"] == pytest.approx(real["stop"], abs=0.03)
+    assert emu["held"] == pytest.approx(real["held"], abs=0.03)
+
+
+def test_alt_hold_climb_meets_ardusubs_surface_limit():
+    """ArduSub calibrated its depth sensor 2.47 m down, so the 1700 us climb, which ends 3.3 m
+    down, took ArduSub to within a metre of what it took for the surface: there it limits the
+    upward throttle (SURFACE_MAX_THR 0.1 at SURFACE_DEPTH, 1 a metre below) and the climb
+    slowed 0.3 s before the stick was released (the recorded servo outputs rise from 1100 us
+    while the depth controller still asks for full throttle). The emulation, seeing depth as
+    that ArduSub did, slows there too; with the true depth (5 m from the surface) it does not."""
+    real, emu = flown("althold_1700")
+    _, off = real.stick_window()
+    pwm = [tr.data[np.argmin(np.abs(tr.t - (off - 0.1))), 17] for tr in (real, emu)]
+    assert pwm[0] > 1150 and pwm[1] > 1150, pwm  # both above the saturated 1100 us
+    truth = fly_emulated(BY_NAME["althold_1700"], sensing=DepthSensing())[0]
+    assert truth.data[np.argmin(np.abs(truth.t - (off - 0.1))), 17] < 1105
 
 
 @pytest.mark.parametrize(("name", "axis"), [("stabilize_pitch", "pitch"), ("stabilize_roll", "roll")])

@@ -26,16 +26,32 @@ are positive up, in metres, as in ArduPilot's U axis.
   the hover throttle 0.5, low-passed at 2 Hz (``POSCONTROL_THROTTLE_CUTOFF_FREQ_HZ``) as
   ``set_throttle_out`` does, and passed to the mixer as ``2 (throttle - 0.5)``.
 - At the surface (``SURFACE_DEPTH``, -10 cm) with the stick in its dead band, the target is
-  kept below the surface depth.
+  kept below the surface depth; within a metre of it the upward throttle is limited, down to
+  ``SURFACE_MAX_THR`` (0.1) at it (``AltHoldParams.max_throttle``, applied by the vectored
+  6DOF mixer as ``AP_Motors6DOF`` applies it, and kept there in the other modes until the
+  next depth-holding cycle, as ArduSub keeps it).
+- The acceleration PID's integrator limit is raised to the hover throttle (``IMAX`` at least
+  ``MOT_THST_HOVER`` x 1000, which ArduSub sets to 0.5), and the motors' throttle filter is
+  held within 0..1 (``AP_MotorsMulticopter::update_throttle_filter``), as ArduPilot does.
 
-What differs from the real vehicle: the state is the true one (ArduSub's is its EKF's), the
-measured vertical acceleration is the velocity's difference over one autopilot cycle, and
-the throttle limits are those of the bidirectional throttle (+-1).
+What differs from the real vehicle: the state is the true one, or what ``DepthSensing`` makes
+of it (ArduSub's is its EKF's), the measured vertical acceleration is the velocity's difference
+over one autopilot cycle, and the throttle limits are those of the bidirectional throttle (+-1).
+
+How ArduSub sees depth (``DepthSensing``; measured against real ArduSub SITL, docs/actuators.md):
+its depth sensor reads ``(p - p_ground) / (9800 BARO_SPEC_GRAV)`` metres
+(``AP_Baro::update_field_elevation``'s water branch), zeroed where it was calibrated at boot;
+and EKF3 fuses it as if it were ``EK3_HGT_DELAY`` (60 ms) old. A sensor that is less late than
+that makes the estimate lead the vehicle by what it moved over the difference: the estimate is
+the delayed-horizon state, fitted to a reading of now, carried forward by the IMU over the
+delay. ArduPilot's SITL simulates its depth sensor with no delay (``SIM_BARO_DELAY`` 0) in water
+of 1024 kg/m^3 (``AP_Baro::SimpleUnderWaterAtmosphere``): ``DepthSensing.sitl``.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 
 from ..hydro.environment import STANDARD_GRAVITY  # ArduPilot's GRAVITY_MSS
@@ -68,11 +84,19 @@ class AltHoldParams:
     acc_filt_hz: float = 20.0  # PSC_ACCZ_FLTE
     throttle_filt_hz: float = 2.0  # POSCONTROL_THROTTLE_CUTOFF_FREQ_HZ
     surface_depth: float = -0.10  # m (up), SURFACE_DEPTH -10 cm
+    surface_max_throttle: float = 0.1  # SURFACE_MAX_THR: the upward throttle at the surface
 
     @property
     def speed_down(self) -> float:
         """``Sub::get_pilot_speed_dn``: PILOT_SPEED_DN, or PILOT_SPEED_UP when it is 0."""
         return abs(self.pilot_speed_dn) if self.pilot_speed_dn else abs(self.pilot_speed_up)
+
+    def max_throttle(self, z: float) -> float:
+        """``ModeAlthold::control_depth``'s ``motors.set_max_throttle``: the upward throttle
+        allowed at height ``z`` (m, up), from 1 at a metre or more below SURFACE_DEPTH down to
+        SURFACE_MAX_THR at it (the vectored 6DOF mixer applies it, ``ardusub.mix``)."""
+        distance = min(max(self.surface_depth - z, 0.0), 1.0)
+        return self.surface_max_throttle + (1.0 - self.surface_max_throttle) * distance
 
     @property
     def jerk_max(self) -> float:
@@ -87,7 +111,53 @@ ALT_HOLD_SITL = AltHoldParams(pilot_speed_up=2.0, pilot_accel_z=2.0, jerk_z=8.0)
 ALT_HOLD_DEFAULTS = ALT_HOLD_SITL  # checked against real ArduSub SITL: docs/actuators.md
 
 
+@dataclass(frozen=True)
+class DepthSensing:
+    """What ArduSub takes for depth (module doc): ``scale`` x (true depth - ``ground_depth``),
+    leading the vehicle by its motion over ``lead`` seconds. The default is the true depth."""
+
+    scale: float = 1.0  # ArduSub's metres per true metre: rho g / (9800 BARO_SPEC_GRAV)
+    ground_depth: float = 0.0  # m: the true depth at which ArduSub calibrated its depth sensor
+    lead: float = 0.0  # s: EK3_HGT_DELAY less the sensor's own delay
+
+    @classmethod
+    def sitl(
+        cls, ground_depth: float, density: float = 1024.0, specific_gravity: float = 1.0
+    ) -> DepthSensing:
+        """ArduSub SITL's: a depth sensor in water of ``density`` (SITL's 1024 kg/m^3) read by
+        ArduSub as water of ``specific_gravity`` (BARO_SPEC_GRAV, 1: fresh), with no delay
+        (SIM_BARO_DELAY 0) under EKF3's 60 ms (EK3_HGT_DELAY), calibrated at ``ground_depth``."""
+        return cls(density * STANDARD_GRAVITY / (9800.0 * specific_gravity), ground_depth, EKF_HEIGHT_DELAY)
+
+
+EKF_HEIGHT_DELAY = 0.060  # s, EK3_HGT_DELAY (60 ms)
+
+
+class DepthEstimate:
+    """``DepthSensing`` applied cycle by cycle: ``update(depth, rate, dt)`` gives the depth and
+    depth rate (m, m/s, down) ArduSub flies: each scaled and zeroed, plus its change over the
+    last ``lead`` seconds (the estimate carried forward over the delay)."""
+
+    def __init__(self, sensing: DepthSensing) -> None:
+        self.sensing = sensing
+        self.t = 0.0
+        self.past: deque[tuple[float, float, float]] = deque()
+
+    def update(self, depth: float, rate: float, dt: float) -> tuple[float, float]:
+        s = self.sensing
+        d, r = s.scale * (depth - s.ground_depth), s.scale * rate
+        if s.lead <= 0.0:
+            return d, r
+        self.t += dt
+        self.past.append((self.t, d, r))
+        while len(self.past) > 1 and self.past[1][0] <= self.t - s.lead + 1e-9:
+            self.past.popleft()
+        _, d0, r0 = self.past[0]
+        return 2.0 * d - d0, 2.0 * r - r0
+
+
 RC_MIN, RC_MAX = 1100, 1900  # RC3_MIN, RC3_MAX (us)
+THROTTLE_HOVER = 0.5  # MOT_THST_HOVER, which ArduSub sets (Sub::load_parameters)
 
 
 def throttle_control_in(params: AltHoldParams, pwm: float) -> tuple[int, int]:
@@ -269,10 +339,12 @@ class AltHold:
             self.acc_error += _alpha(p.acc_filt_hz, dt) * (error - self.acc_error)
         if not self.limit or self.acc_integrator * self.acc_error < 0.0:
             self.acc_integrator += self.acc_error * p.acc_i * dt
-            self.acc_integrator = min(max(self.acc_integrator, -p.acc_imax), p.acc_imax)
+            imax = max(p.acc_imax, THROTTLE_HOVER * 1000.0)  # raised to overcome the hover throttle
+            self.acc_integrator = min(max(self.acc_integrator, -imax), imax)
         pid = p.acc_p * self.acc_error + self.acc_integrator + p.acc_ff * accel_target * 100.0
-        throttle = pid * 0.001 + 0.5
+        throttle = pid * 0.001 + THROTTLE_HOVER
         self.throttle_in += _alpha(p.throttle_filt_hz, dt) * (throttle - self.throttle_in)
+        self.throttle_in = min(max(self.throttle_in, 0.0), 1.0)  # update_throttle_filter's reset
         out = 2.0 * (self.throttle_in - 0.5)
         self.limit = 1.0 if out >= 1.0 else -1.0 if out <= -1.0 else 0.0
         return min(max(out, -1.0), 1.0)

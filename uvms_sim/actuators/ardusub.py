@@ -61,7 +61,7 @@ from transforms3d.quaternions import quat2mat
 
 from ..log import Throttle
 from ..spatial import Array, Floats
-from .althold import ALT_HOLD_DEFAULTS, AltHold, AltHoldParams
+from .althold import ALT_HOLD_DEFAULTS, AltHold, AltHoldParams, DepthEstimate, DepthSensing
 
 # motor -> (roll, pitch, yaw, throttle, forward, lateral)
 FRAMES: dict[str, dict[int, tuple[float, float, float, float, float, float]]] = {
@@ -124,9 +124,12 @@ def mix(
     lateral: float,
     directions: dict[int, float] | None = None,
     fv_coupling: float = 1.0,
+    max_throttle: float = 1.0,
 ) -> dict[int, float]:
     """Motor outputs in [-1, 1] for the six axis commands (each in [-1, 1]), as ArduSub mixes
-    them for ``frame``; ``directions`` are MOT_n_DIRECTION (default +1)."""
+    them for ``frame``; ``directions`` are MOT_n_DIRECTION (default +1); ``max_throttle``: the
+    upward throttle near the surface (``AltHoldParams.max_throttle``), which only the vectored
+    6DOF mixer applies (``AP_Motors6DOF::output_armed_stabilizing_vectored_6dof``)."""
     table = FRAMES[frame]
     directions = directions or {}
     throttle = float(np.clip(throttle, -1.0, 1.0))
@@ -147,6 +150,7 @@ def mix(
             total = roll * rf + pitch * pf + yaw * yf + throttle * tf + forward * ff + lateral * lf
             out[m] = float(np.clip(directions.get(m, 1.0) * total, -1.0, 1.0))
         return out
+    throttle = min(throttle, max_throttle)
     rpt = {m: roll * f[0] + pitch * f[1] + throttle * f[3] for m, f in table.items()}
     yfl = {m: yaw * f[2] + forward * f[4] + lateral * f[5] for m, f in table.items()}
     rpt_max = max(1.0, *(abs(x) for x in rpt.values()))
@@ -233,6 +237,7 @@ class ArduSubEmulator:
     throttle_dead_zone: float = 30.0  # RC3_DZ (Sub::init_rc_in's default), us
     mount_limits: tuple[float, float] = MOUNT_LIMITS  # rad: MNT1_PITCH_MIN, MNT1_PITCH_MAX
     mount_rate: float = MOUNT_RC_RATE  # rad/s: MNT1_RC_RATE
+    depth_sensing: DepthSensing = field(default_factory=DepthSensing)  # how it sees depth (althold)
 
     def __post_init__(self) -> None:
         if self.frame not in FRAMES:
@@ -244,6 +249,9 @@ class ArduSubEmulator:
         self.motors = sorted(FRAMES[self.frame])
         self._heading: float | None = None
         self.althold = AltHold(self.gains.althold)
+        self.max_throttle = 1.0  # motors.set_max_throttle: ALT_HOLD's near the surface, kept after it
+        self.depth_estimate = DepthEstimate(self.depth_sensing)
+        self._sensed = (0.0, 0.0)  # (depth, rate) as ArduSub takes them, at the last state
         self._i_att = np.zeros(3)
         self.throttle = Throttle()
         # the motors' throttle filter (AP_MotorsMulticopter::update_throttle_filter): its cutoff
@@ -331,6 +339,8 @@ class ArduSubEmulator:
         lo, hi = self.mount_limits
         rate = float(normalize_rc(self.rc[7])) * self.mount_rate  # channel 8: a tilt rate
         self.mount_tilt = min(hi, max(lo, self.mount_tilt + rate * dt))
+        if state is not None:  # its estimate runs armed or not
+            self._sensed = self.depth_estimate.update(state.depth, state.depth_rate, dt)
         if not self.armed:
             return {m: 1500.0 for m in self.motors}
         sticks = dict(zip(RC_CHANNELS, normalize_rc(self.rc[: len(RC_CHANNELS)]), strict=True))
@@ -349,7 +359,7 @@ class ArduSubEmulator:
             self._throttle_cutoff, self._throttle_out = self.althold.params.throttle_filt_hz, throttle
         out = mix(
             self.frame, roll, pitch, yaw, throttle, sticks["forward"], sticks["lateral"], self.directions,
-            self.fv_coupling,
+            self.fv_coupling, self.max_throttle,
         )  # fmt: skip
         return {m: float(p) for m, p in zip(out, thrust_to_pwm(list(out.values())), strict=True)}
 
@@ -395,4 +405,6 @@ class ArduSubEmulator:
         return roll, pitch, yaw
 
     def _depth(self, s: VehicleState, sticks: dict, dt: float) -> float:
-        return self.althold.update(-s.depth, -s.depth_rate, float(self.rc[2]), dt)
+        depth, rate = self._sensed
+        self.max_throttle = self.althold.params.max_throttle(-depth)
+        return self.althold.update(-depth, -rate, float(self.rc[2]), dt)
