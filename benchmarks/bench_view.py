@@ -7,7 +7,8 @@ Every 2 s the newest simulated time the viewer has taken in (its own state,
 ``window._handle.viewer_state()``: what Rerun's latency counter also measures) is compared with
 the node's simulated time at the moment the page read it (the page's ``Date.now()``, between two
 /clock samples taken around the query and stamped with the same wall clock): at real-time factor
-1 the difference is the view's latency in seconds. The query waits for the page's main thread
+1 the difference is the view's latency in seconds (/clock samples are stamped when received: a
+millisecond or so late, which the lag loses). The query waits for the page's main thread
 (a script waits behind the viewer's software-rendered frames, a second or more): that wait
 is printed too, and not counted as lag (until 2026-11-26 it was, docs/views.md). Two cases: a
 browser open from the start, and a browser that opens the page after the node has run
@@ -94,6 +95,8 @@ def run(node, seconds: float, late: float) -> None:
             state, read = viewer_state(browser)
             after = clock_sample(node)
             shown = viewer_time_ranges(browser, state).get("sim")
+            if not before[1] <= read <= after[1]:  # not this machine's clock (a remote browser)
+                raise SystemExit(f"the page's clock read {read:.3f} outside {before[1]:.3f}-{after[1]:.3f}")
             if shown is not None:
                 lag = time_at(read, before, after) - shown[1] * 1e-9
                 first = first if first is not None else time.monotonic() - opened

@@ -358,11 +358,18 @@ def test_depth_as_ardusub_sees_it():
     assert sitl.scale == pytest.approx(1024.0 * 9.80665 / 9800.0) and sitl.lead == 0.060
     truth = DepthEstimate(DepthSensing())
     assert truth.update(5.0, 0.3, 0.005) == (5.0, 0.3)
-    est = DepthEstimate(DepthSensing(scale=1.0, ground_depth=2.0, lead=0.06))
-    dt, speed = 0.005, 0.8
-    for k in range(100):
-        d, r = est.update(3.0 + speed * k * dt, speed, dt)
-    assert d == pytest.approx(1.0 + speed * 99 * dt + speed * 0.06, abs=1e-9) and r == pytest.approx(speed)
+    est = DepthEstimate(DepthSensing(scale=1.02, ground_depth=2.0, lead=0.06))
+    dt, speed, accel = 0.005, 0.8, 0.5
+    for k in range(100):  # accelerating: depth 3 + v t + a t^2 / 2
+        t = k * dt
+        d, r = est.update(3.0 + speed * t + 0.5 * accel * t * t, speed + accel * t, dt)
+    t = 99 * dt
+    depth, rate = 3.0 + speed * t + 0.5 * accel * t * t, speed + accel * t
+    back = depth - (speed * (t - 0.06) + 0.5 * accel * (t - 0.06) ** 2 + 3.0)  # moved in the lead
+    assert d == pytest.approx(1.02 * (depth - 2.0 + back), abs=1e-9)
+    assert r == pytest.approx(1.02 * (rate + accel * 0.06), abs=1e-9)
+    est.restart()  # not given the state for a while: no stale past
+    assert est.update(9.0, 0.0, dt) == pytest.approx((1.02 * 7.0, 0.0))
 
 
 def test_surface_limits_the_upward_throttle_as_ardusub():
@@ -387,6 +394,10 @@ def test_surface_limits_the_upward_throttle_as_ardusub():
         pwm = ap.update(state, 0.005)
     assert ap.max_throttle == pytest.approx(0.28)
     assert max(abs(pwm[m] - 1500) for m in (5, 6, 7, 8)) == pytest.approx(400 * 0.28, abs=1)
+    ap.set_mode("MANUAL")  # Sub::exit_mode: full throttle again
+    pwm = ap.update(state, 0.005)
+    assert ap.max_throttle == 1.0
+    assert max(abs(pwm[m] - 1500) for m in (5, 6, 7, 8)) > 400 * 0.28 + 5
 
 
 # -- joint motors ---------------------------------------------------------------------------

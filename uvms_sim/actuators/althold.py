@@ -28,8 +28,8 @@ are positive up, in metres, as in ArduPilot's U axis.
 - At the surface (``SURFACE_DEPTH``, -10 cm) with the stick in its dead band, the target is
   kept below the surface depth; within a metre of it the upward throttle is limited, down to
   ``SURFACE_MAX_THR`` (0.1) at it (``AltHoldParams.max_throttle``, applied by the vectored
-  6DOF mixer as ``AP_Motors6DOF`` applies it, and kept there in the other modes until the
-  next depth-holding cycle, as ArduSub keeps it).
+  6DOF mixer as ``AP_Motors6DOF`` applies it; a mode change sets it back to 1, as
+  ``Sub::exit_mode`` does).
 - The acceleration PID's integrator limit is raised to the hover throttle (``IMAX`` at least
   ``MOT_THST_HOVER`` x 1000, which ArduSub sets to 0.5), and the motors' throttle filter is
   held within 0..1 (``AP_MotorsMulticopter::update_throttle_filter``), as ArduPilot does.
@@ -42,10 +42,14 @@ How ArduSub sees depth (``DepthSensing``; measured against real ArduSub SITL, do
 its depth sensor reads ``(p - p_ground) / (9800 BARO_SPEC_GRAV)`` metres
 (``AP_Baro::update_field_elevation``'s water branch), zeroed where it was calibrated at boot;
 and EKF3 fuses it as if it were ``EK3_HGT_DELAY`` (60 ms) old. A sensor that is less late than
-that makes the estimate lead the vehicle by what it moved over the difference: the estimate is
-the delayed-horizon state, fitted to a reading of now, carried forward by the IMU over the
-delay. ArduPilot's SITL simulates its depth sensor with no delay (``SIM_BARO_DELAY`` 0) in water
-of 1024 kg/m^3 (``AP_Baro::SimpleUnderWaterAtmosphere``): ``DepthSensing.sitl``.
+that makes the estimate lead the vehicle by about what it moved over the difference: EKF3 fits
+its delayed-horizon state to a reading of (nearly) now and carries it forward on the IMU over
+the delay. ArduPilot's SITL simulates its depth sensor with no delay of its own
+(``SIM_BARO_DELAY`` 0; a sample 0-10 ms old, which EKF3 dates 6 ms earlier still: about even)
+in water of 1024 kg/m^3 (``AP_Baro::SimpleUnderWaterAtmosphere``): ``DepthSensing.sitl``. The
+lead is modelled as the steady-motion extrapolation ``2 x(t) - x(t - lead)`` of depth and rate,
+an approximation: EKF3 weighs the readings by their noise and smooths its output over
+``EK3_TAU_OUTPUT`` (0.25 s), most visibly in the rate while the vehicle stops.
 """
 
 from __future__ import annotations
@@ -143,12 +147,16 @@ class DepthEstimate:
         self.t = 0.0
         self.past: deque[tuple[float, float, float]] = deque()
 
+    def restart(self) -> None:
+        """Forget the past samples (the estimate was not given the state for a while)."""
+        self.past.clear()
+
     def update(self, depth: float, rate: float, dt: float) -> tuple[float, float]:
         s = self.sensing
         d, r = s.scale * (depth - s.ground_depth), s.scale * rate
         if s.lead <= 0.0:
             return d, r
-        self.t += dt
+        self.t += max(dt, 0.0)
         self.past.append((self.t, d, r))
         while len(self.past) > 1 and self.past[1][0] <= self.t - s.lead + 1e-9:
             self.past.popleft()

@@ -249,7 +249,7 @@ class ArduSubEmulator:
         self.motors = sorted(FRAMES[self.frame])
         self._heading: float | None = None
         self.althold = AltHold(self.gains.althold)
-        self.max_throttle = 1.0  # motors.set_max_throttle: ALT_HOLD's near the surface, kept after it
+        self.max_throttle = 1.0  # motors.set_max_throttle: ALT_HOLD's near the surface, 1 after a mode change
         self.depth_estimate = DepthEstimate(self.depth_sensing)
         self._sensed = (0.0, 0.0)  # (depth, rate) as ArduSub takes them, at the last state
         self._i_att = np.zeros(3)
@@ -289,6 +289,7 @@ class ArduSubEmulator:
             return False
         if mode != self.mode:
             self._reset_controllers()
+            self.max_throttle = 1.0  # Sub::exit_mode: motors.set_max_throttle(1)
         self.mode = mode
         return True
 
@@ -339,8 +340,10 @@ class ArduSubEmulator:
         lo, hi = self.mount_limits
         rate = float(normalize_rc(self.rc[7])) * self.mount_rate  # channel 8: a tilt rate
         self.mount_tilt = min(hi, max(lo, self.mount_tilt + rate * dt))
-        if state is not None:  # its estimate runs armed or not
+        if state is not None:  # its estimate runs armed or not, while it is given the state
             self._sensed = self.depth_estimate.update(state.depth, state.depth_rate, dt)
+        else:  # not given it (MANUAL through the shim): the estimate starts again when it is
+            self.depth_estimate.restart()
         if not self.armed:
             return {m: 1500.0 for m in self.motors}
         sticks = dict(zip(RC_CHANNELS, normalize_rc(self.rc[: len(RC_CHANNELS)]), strict=True))
