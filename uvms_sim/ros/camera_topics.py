@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -48,6 +49,8 @@ from ..sensors.mount import Mount
 from ..viz.video import VideoStream
 from . import messages
 from .messages import wanted
+
+WAIT_MIN, WAIT_MAX = 0.002, 0.05  # s of wall time between looks at the simulated time (_wait)
 
 ServoOutputs = Callable[[int], "tuple[int, ...] | None"]
 
@@ -164,12 +167,27 @@ class CameraTopics:
             return
         cam["tilt"] = max(-cam["max_tilt"], min(cam["max_tilt"], float(msg.data)))
 
+    def _wait(self, t: float, seen: tuple[float, float]) -> tuple[float, float]:
+        """Sleep until the next camera is due at the pace simulated time last went (between
+        ``WAIT_MIN`` and ``WAIT_MAX`` of wall time: a waking thread takes the GIL from the
+        physics, so it wakes about when it has work, not every few milliseconds); the
+        (simulated, wall) time it woke."""
+        wall = time.monotonic()
+        t0, wall0 = seen
+        pace = (t - t0) / (wall - wall0) if wall > wall0 and t > t0 else 0.0
+        ahead = min(c["next"] for c in self.cameras) - t
+        delay = ahead / pace if pace > 0.0 else WAIT_MAX  # paused, or just started
+        self.stop_event.wait(min(WAIT_MAX, max(WAIT_MIN, delay)))
+        return t, wall
+
     def run(self) -> None:
+        seen = (float(self.sim.state.t), time.monotonic())
         while not self.stop_event.is_set():
             # whether a camera is due, without the lock (a float read; the physics thread keeps
-            # the lock most of the time, and this loop wakes every 2 ms)
-            if not any(float(self.sim.state.t) >= c["next"] for c in self.cameras):
-                self.stop_event.wait(0.002)
+            # the lock most of the time)
+            t_now = float(self.sim.state.t)
+            if not any(t_now >= c["next"] for c in self.cameras):
+                seen = self._wait(t_now, seen)
                 continue
             try:  # who looks (a recorder counts), asked without the lock
                 watched = {id(c) for c in self.cameras if self._watched(c)}
@@ -186,7 +204,7 @@ class CameraTopics:
                     q = np.array(self.sim.state.q, copy=True)
                     model = self.sim.model
             if not due:
-                self.stop_event.wait(0.002)
+                seen = self._wait(t, seen)
                 continue
             if render:
                 if model is not self.model:  # objects added: the cameras see them too
