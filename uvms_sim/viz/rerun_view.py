@@ -19,7 +19,7 @@ Served live (``web_port``), the page and the stream are this process's own socke
 Rerun's gRPC server listens on loopback only, behind it. Cost: a frame is logged at most
 ``rate`` times per simulated second and, when served live, ``WALL_RATE`` (5) times per
 wall-clock second: a browser rendering in software on two cores then keeps up (measured lag
-0.5-0.7 s, docs/views.md; at 15 frames a second it stayed 6-8 s behind), and a simulation running 50x real
+0.5-0.9 s, docs/views.md; at 15 frames a second it stayed 6-8 s behind), and a simulation running 50x real
 time pays for 5 frames a second, not 1500.
 Rerun's server keeps the last ``SERVER_MEMORY`` of the stream for a browser that opens the page
 later, newest first, so it starts live.
