@@ -61,7 +61,7 @@ def sim_now(node, timeout: float = 10.0) -> float:
 
 
 def run(node, seconds: float, late: float) -> None:
-    from browser import CHROMIUM, DRIVER, headless_chromium, time_at, viewer_state, viewer_time_ranges
+    from browser import CHROMIUM, DRIVER, headless_chromium, viewer_lag
     from net_helpers import free_tcp_port_pair
 
     port = free_tcp_port_pair()
@@ -90,18 +90,11 @@ def run(node, seconds: float, late: float) -> None:
         first, lags, waits = None, [], []
         while time.monotonic() < t0 + seconds:
             pwm.publish(UInt16MultiArray(data=PWM))
-            before = clock_sample(node)
-            asked = time.time()
-            state, read = viewer_state(browser)
-            after = clock_sample(node)
-            shown = viewer_time_ranges(browser, state).get("sim")
-            if not before[1] <= read <= after[1]:  # not this machine's clock (a remote browser)
-                raise SystemExit(f"the page's clock read {read:.3f} outside {before[1]:.3f}-{after[1]:.3f}")
-            if shown is not None:
-                lag = time_at(read, before, after) - shown[1] * 1e-9
+            lag, wait = viewer_lag(browser, lambda: clock_sample(node))
+            if lag is not None:
                 first = first if first is not None else time.monotonic() - opened
                 lags.append((time.monotonic() - opened, lag))
-                waits.append(read - asked)
+                waits.append(wait)
             time.sleep(max(0.0, 2.0 - (time.monotonic() - t0) % 2.0))
         wall, cpu, sim = time.monotonic() - t0, cpu_seconds(proc.pid) - c0, sim_now(node) - s0
         print(f"  {label} (the node had simulated {s0 - t_start:.0f} s):")

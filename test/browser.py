@@ -4,6 +4,7 @@ open the page the same way."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
@@ -78,11 +79,22 @@ def viewer_state(driver) -> tuple[bytes, float]:
     return bytes(raw or []), at * 1e-3
 
 
-def time_at(wall: float, before: tuple[float, float], after: tuple[float, float]) -> float:
-    """Simulated time at wall-clock time ``wall`` (``viewer_state``'s read), from two samples
-    (simulated, wall) of a paced simulation taken around it: linear in between."""
-    (s0, w0), (s1, w1) = before, after
-    return s0 + (s1 - s0) * (wall - w0) / max(w1 - w0, 1e-9)
+def viewer_lag(driver, sample) -> tuple[float | None, float]:
+    """How far the viewer is behind the simulation at the moment the page read its state, and
+    how long the page took to answer (s): ``sample()`` gives (simulated time, ``time.time()``)
+    of a paced simulation; taken before and after the query, they place the page's read in
+    simulated time (linear in between). The lag is None before the viewer holds the ``sim``
+    timeline. A page whose clock reads outside the two samples is not on this machine's clock:
+    ValueError."""
+    (s0, w0), asked = sample(), time.time()
+    state, read = viewer_state(driver)
+    s1, w1 = sample()
+    if not w0 <= read <= w1:
+        raise ValueError(f"the page's clock read {read:.3f} outside {w0:.3f}-{w1:.3f}")
+    shown = viewer_time_ranges(driver, state).get("sim")
+    if shown is None:
+        return None, read - asked
+    return s0 + (s1 - s0) * (read - w0) / max(w1 - w0, 1e-9) - shown[1] * 1e-9, read - asked
 
 
 def viewer_time_ranges(driver, state: bytes | None = None) -> dict[str, tuple[int, int]]:

@@ -422,7 +422,7 @@ def test_the_browser_view_shows_the_vehicle_in_a_real_browser(tmp_path):
     The screenshot is kept in docs/images when UVMS_SIM_SCREENSHOT is set."""
     import os
 
-    from browser import headless_chromium, time_at, viewer_state, viewer_time_ranges, viewer_views
+    from browser import headless_chromium, viewer_lag, viewer_views
     from net_helpers import free_tcp_port_pair
     from PIL import Image
 
@@ -470,11 +470,9 @@ def test_the_browser_view_shows_the_vehicle_in_a_real_browser(tmp_path):
                 spin_until(executor, lambda: False, timeout=2.0)
                 # at the moment the page read its state (its main thread may answer a second
                 # after it was asked: that wait is not the view's lag)
-                before = (sim.sim.state.t, time.time())
-                state, read = viewer_state(browser)
-                after = (sim.sim.state.t, time.time())
-                shown = viewer_time_ranges(browser, state)["sim"][1] * 1e-9
-                lags.append(time_at(read, before, after) - shown)
+                lag, _ = viewer_lag(browser, lambda: (sim.sim.state.t, time.time()))
+                assert lag is not None, "the viewer holds no simulated time"
+                lags.append(lag)
             assert lags[-1] < LIVE_LAG, (
                 f"the viewer stays behind the simulation: {[round(x, 1) for x in lags]} s"
             )

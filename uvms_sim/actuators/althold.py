@@ -115,6 +115,9 @@ ALT_HOLD_SITL = AltHoldParams(pilot_speed_up=2.0, pilot_accel_z=2.0, jerk_z=8.0)
 ALT_HOLD_DEFAULTS = ALT_HOLD_SITL  # checked against real ArduSub SITL: docs/actuators.md
 
 
+EKF_HEIGHT_DELAY = 0.060  # s, EK3_HGT_DELAY (60 ms)
+
+
 @dataclass(frozen=True)
 class DepthSensing:
     """What ArduSub takes for depth (module doc): ``scale`` x (true depth - ``ground_depth``),
@@ -132,9 +135,6 @@ class DepthSensing:
         ArduSub as water of ``specific_gravity`` (BARO_SPEC_GRAV, 1: fresh), with no delay
         (SIM_BARO_DELAY 0) under EKF3's 60 ms (EK3_HGT_DELAY), calibrated at ``ground_depth``."""
         return cls(density * STANDARD_GRAVITY / (9800.0 * specific_gravity), ground_depth, EKF_HEIGHT_DELAY)
-
-
-EKF_HEIGHT_DELAY = 0.060  # s, EK3_HGT_DELAY (60 ms)
 
 
 class DepthEstimate:
