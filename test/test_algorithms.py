@@ -92,3 +92,27 @@ def test_bad_inputs_are_rejected_with_names() -> None:
         aba(model, data, q, v, np.array([0, 0, np.nan, 0, 0, 0, 0, 0, 0, 0.0]))
     with pytest.raises(ValueError, match=r"v must have shape \(10,\)"):
         aba(model, data, q, np.zeros(3), np.zeros(model.nv))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_body_accelerations_of_chosen_bodies_equal_their_rows_of_all(seed: int) -> None:
+    """``body_accelerations(..., bodies)`` (what the node's IMU topics ask for: the roots)
+    computes the chosen bodies and their ancestors only, each row exactly as the whole
+    recursion gives it; the rows it skips stay zero."""
+    from uvms_sim.dynamics.kinematics import body_accelerations
+
+    rng = np.random.default_rng(seed)
+    model = random_tree(rng)
+    data = model.create_data()
+    q, v = random_state(model, rng)
+    ddq = aba(model, data, q, v, rng.normal(size=model.nv), FLOWING)
+    full = body_accelerations(model, data, ddq)
+    chosen = [0, model.nbodies - 1]
+    part = body_accelerations(model, data, ddq, chosen)
+    chain = set()
+    for i in chosen:
+        while i >= 0:
+            chain.add(i)
+            i = int(model.parents[i])
+    for i in range(model.nbodies):
+        assert np.array_equal(part[i], full[i] if i in chain else np.zeros(6))

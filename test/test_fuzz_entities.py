@@ -232,7 +232,7 @@ def test_hostile_entity_requests_are_answered_and_leave_the_state_finite(tmp_pat
             refused += code != Result.RESULT_OK
         objects = len(sim.object_frames)
         assert objects == MAX_OBJECTS, (objects, spawned, refused)
-        assert len(sim.tf_msgs) == len(sim.vehicles) + len(sim.moving_joints) + objects
+        assert len(sim.tf_wire.stamps) == len(sim.vehicles) + len(sim.moving_joints) + objects
         assert ask(executor, clients, "pause", data=False).success
         t0 = sim.sim.state.t
         assert spin_until(executor, lambda: sim.sim.state.t > t0 + 1.0, timeout=120.0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -151,14 +151,23 @@ def forward_kinematics(
         velocities_and_bias(model, data, v, env or DEFAULT_ENV, f_ext, t)
 
 
-def body_accelerations(model: Model, data: Data, qdd: Array) -> Array:
+def body_accelerations(model: Model, data: Data, qdd: Array, bodies: Sequence[int] | None = None) -> Array:
     """Spatial accelerations of every body (body axes) for joint accelerations ``qdd``: the
     outward recursion ``a_i = X_i a_λ + c_i + S_i q̈_i`` (McMillan et al. 1996 eq. A2), after
     the forward pass of the same state in ``data`` (``X`` and ``c``). The ABA's forward pass
     runs the same recursion inline, solving for ``q̈_i`` between the parent's acceleration and
-    the child's."""
+    the child's. With ``bodies``, only theirs (and their ancestors'): the other rows stay 0."""
     out = np.zeros((model.nbodies, 6))
-    for i, joint in enumerate(model.joints):
+    order: Iterable[int] = range(model.nbodies)
+    if bodies is not None:
+        chain: set[int] = set()
+        for i in bodies:
+            while i >= 0 and i not in chain:
+                chain.add(i)
+                i = int(model.parents[i])
+        order = sorted(chain)  # parents before children (a parent's index is smaller)
+    for i in order:
+        joint = model.joints[i]
         lam = model.parents[i]
         a = data.c[i] if lam < 0 else data.X[i] @ out[lam] + data.c[i]
         if joint.nv:

@@ -13,6 +13,7 @@ from transforms3d.quaternions import axangle2quat, mat2quat, qmult
 from .. import frames
 from ..model.naming import VehicleFrames, tf_names
 from ..spatial import Array
+from .serialized import set_field
 
 __all__ = ["VehicleFrames", "tf_names"]  # named here for the node
 
@@ -55,6 +56,14 @@ def transform(
     return t
 
 
+def pose_values(p: Array, quat: Array) -> Array:
+    """Poses (origins ``p``, n x 3; quaternions ``[w x y z]``, n x 4) as geometry_msgs orders a
+    Transform's numbers, a row each: ``x y z``, then ``x y z w`` with ``w >= 0`` (as
+    ``transform``)."""
+    q = np.where(quat[:, :1] < 0.0, -quat, quat)
+    return np.concatenate((p, q[:, 1:], q[:, :1]), axis=1).ravel()
+
+
 def tree_quaternions(model) -> list[Array]:
     """Per body, the quaternion of its joint frame in its parent (``E_Tᵀ``), computed once."""
     return [mat2quat(np.asarray(model.tree[i][0]).T) for i in range(model.nbodies)]
@@ -76,10 +85,59 @@ def joint_quaternion(model, i: int, q: Array, tree_quat: Array) -> Array:
     return tree_quat
 
 
+ODOMETRY_FIELDS = (
+    *(f"pose.pose.position.{a}" for a in "xyz"),
+    *(f"pose.pose.orientation.{a}" for a in "xyzw"),
+    *(f"twist.twist.linear.{a}" for a in "xyz"),
+    *(f"twist.twist.angular.{a}" for a in "xyz"),
+)
+IMU_FIELDS = (
+    *(f"orientation.{a}" for a in "xyzw"),
+    *(f"angular_velocity.{a}" for a in "xyz"),
+    *(f"linear_acceleration.{a}" for a in "xyz"),
+)
+
+
+def _xyzw(q_wxyz: Array) -> Array:
+    return np.concatenate((q_wxyz[1:], q_wxyz[:1]))
+
+
+def odometry_values(q: Array, v: Array) -> Array:
+    """The numbers of ``odometry`` in the order of ``ODOMETRY_FIELDS``: position ENU,
+    orientation ENU/FLU, linear and angular velocity FLU."""
+    return np.concatenate(
+        (
+            frames.position_ned_to_enu(q[:3]),
+            _xyzw(frames.quat_ned_frd_to_enu_flu(q[3:7])),
+            frames.body_frd_flu(v[:3]),
+            frames.body_frd_flu(v[3:6]),
+        )
+    )
+
+
+def imu_values(q_quat: Array, omega_frd: Array, specific_force_frd: Array) -> Array:
+    """The numbers of ``imu`` in the order of ``IMU_FIELDS``: orientation ENU/FLU, rate and
+    specific force FLU."""
+    return np.concatenate(
+        (
+            _xyzw(frames.quat_ned_frd_to_enu_flu(q_quat)),
+            frames.body_frd_flu(omega_frd),
+            frames.body_frd_flu(specific_force_frd),
+        )
+    )
+
+
+def _write(msg, fields: tuple[str, ...], values: Array) -> None:
+    """``msg``'s fields (dotted paths) set to ``values``."""
+    for path, value in zip(fields, values.tolist(), strict=True):
+        set_field(msg, path, value)
+
+
 def odometry(stamp, frame_id: str, child: str, q: Array, v: Array, msg: Odometry | None = None) -> Odometry:
-    """Odometry of a free joint ``q = [p NED; quat]``, ``v = [u v w p q r]`` (FRD) in ENU/FLU.
-    Given ``msg`` (one this function returned: frames and covariances already set), only its
-    stamp and state are written; setting the covariances is most of the cost of a new one."""
+    """Odometry of a free joint ``q = [p NED; quat]``, ``v = [u v w p q r]`` (FRD) in ENU/FLU
+    (``odometry_values``). Given ``msg`` (one this function returned: frames and covariances
+    already set), only its stamp and state are written; setting the covariances is most of the
+    cost of a new one."""
     if msg is None:
         msg = Odometry()
         msg.header.frame_id = frame_id
@@ -88,18 +146,15 @@ def odometry(stamp, frame_id: str, child: str, q: Array, v: Array, msg: Odometry
         msg.pose.covariance = cov
         msg.twist.covariance = cov
     msg.header.stamp = stamp
-    vector_msg(msg.pose.pose.position, frames.position_ned_to_enu(q[:3]))
-    quat_msg(msg.pose.pose.orientation, frames.quat_ned_frd_to_enu_flu(q[3:7]))
-    vector_msg(msg.twist.twist.linear, frames.body_frd_flu(v[:3]))
-    vector_msg(msg.twist.twist.angular, frames.body_frd_flu(v[3:6]))
+    _write(msg, ODOMETRY_FIELDS, odometry_values(q, v))
     return msg
 
 
 def imu(
     stamp, frame: str, q_quat: Array, omega_frd: Array, specific_force_frd: Array, msg: Imu | None = None
 ) -> Imu:
-    """IMU message of the true attitude, rate and specific force (FRD) in FLU; ``msg`` reused as
-    in ``odometry``."""
+    """IMU message of the true attitude, rate and specific force (FRD) in FLU
+    (``imu_values``); ``msg`` reused as in ``odometry``."""
     if msg is None:
         msg = Imu()
         msg.header.frame_id = frame
@@ -108,9 +163,7 @@ def imu(
         msg.angular_velocity_covariance = cov
         msg.linear_acceleration_covariance = cov
     msg.header.stamp = stamp
-    quat_msg(msg.orientation, frames.quat_ned_frd_to_enu_flu(q_quat))
-    vector_msg(msg.angular_velocity, frames.body_frd_flu(omega_frd))
-    vector_msg(msg.linear_acceleration, frames.body_frd_flu(specific_force_frd))
+    _write(msg, IMU_FIELDS, imu_values(q_quat, omega_frd, specific_force_frd))
     return msg
 
 

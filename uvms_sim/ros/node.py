@@ -184,6 +184,7 @@ from .messages import wanted
 from .parameters import PARAMETERS, check_frames, check_parameter
 from .scene import Scene
 from .sensor_topics import SensorTopics
+from .serialized import Serialized
 from .vehicle_io import VehicleIO
 from .water_topics import WaterTopics, tether_parameter
 
@@ -267,6 +268,7 @@ class SimulatorNode(Node):
         vehicle_frames = self._frames()
         many = len(vehicle_frames) > 1
         self.vehicles = [VehicleIO(self, vf, f"{vf.name}/" if many else "") for vf in vehicle_frames]
+        self.roots = [io.frames.root for io in self.vehicles]
         self._interfaces(bool(get("publish_joint_wrenches")))
         from .entities import Entities
 
@@ -388,13 +390,25 @@ class SimulatorNode(Node):
         self.publish_static()
 
     def _tf_buffers(self) -> None:
-        """The joints TF carries (the vehicles' and objects' roots aside), and one
-        TransformStamped reused for each: the vehicles', the moving joints', the objects'."""
+        """The joints TF carries (the vehicles' and objects' roots aside) and the /tf message of
+        them all, serialized once (``serialized.Serialized``: only poses and stamps change): the
+        vehicles', the moving joints', the objects'."""
         model = self.sim.model
         joints = enumerate(model.joints)
         self.moving_joints = [i for i, j in joints if model.parents[i] >= 0 and j.type != "fixed"]
-        n = len(self.vehicles) + len(self.moving_joints) + len(self.object_frames)
-        self.tf_msgs = [TransformStamped() for _ in range(n)]
+        pairs = [(self.frame_id, io.frames.flu) for io in self.vehicles]
+        pairs += [(self.tf_names[model.parents[i]], self.tf_names[i]) for i in self.moving_joints]
+        pairs += [(self.frame_id, vf.flu) for vf in self.object_frames]
+        message = TFMessage(transforms=[TransformStamped() for _ in pairs])
+        for t, (parent, child) in zip(message.transforms, pairs, strict=True):
+            t.header.frame_id, t.child_frame_id = parent, child
+        fields = [f"translation.{a}" for a in "xyz"] + [f"rotation.{a}" for a in "xyzw"]
+        self.tf_wire = Serialized(
+            message,
+            [f"transforms[{k}].transform.{f}" for k in range(len(pairs)) for f in fields],
+            [f"transforms[{k}].header.stamp" for k in range(len(pairs))],
+        )
+        self.tf_poses = np.zeros((len(pairs), 3)), np.zeros((len(pairs), 4))  # origins, [w x y z]
 
     def _joint_actuators(self) -> JointMotors | JointServos | None:
         """The 1-DOF joints' actuators: a Reach Alpha 5's firmware servos
@@ -439,11 +453,10 @@ class SimulatorNode(Node):
         model = self.sim.model
         self.tf_pub = self.create_publisher(TFMessage, "/tf", 10)
         self._tf_buffers()
-        self.tf_message = TFMessage()
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.tf_static_pub = self.create_publisher(TFMessage, "/tf_static", latched)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.sim_time else None
-        self.clock_msg = Clock()
+        self.clock_wire = Serialized(Clock(), (), ("clock",))  # only the time changes
         if self.sim_time:
             self._own_clock()
         self.joint_pub = self.create_publisher(JointState, "joint_states", 10)
@@ -826,9 +839,7 @@ class SimulatorNode(Node):
         if self.clock_pub is None:
             return
         ns = round(self.sim.state.t * 1e9)
-        msg = self.clock_msg  # reused: the publisher copies it
-        msg.clock.sec, msg.clock.nanosec = divmod(ns, 1_000_000_000)
-        self.clock_pub.publish(msg)
+        self.clock_pub.publish(self.clock_wire.fill((), *divmod(ns, 1_000_000_000)))
         clock = self.get_clock()
         if isinstance(clock, ROSClock):  # this node's own time follows the /clock it publishes
             clock.set_ros_time_override(RclpyTime(nanoseconds=ns, clock_type=clock.clock_type))
@@ -867,7 +878,7 @@ class SimulatorNode(Node):
     def publish_state(self) -> None:
         sim, model = self.sim, self.sim.model
         stamp = self.stamp()
-        qdd, acc = current_accelerations(sim)
+        qdd, acc = current_accelerations(sim, self.roots)  # the vehicles' IMU topics read their roots'
         data = sim.data
         for io in self.vehicles:
             io.publish(stamp, acc)
@@ -888,29 +899,26 @@ class SimulatorNode(Node):
 
     def publish_tf(self, stamp) -> None:
         """/tf: the vehicles' roots in the odometry frame, the moving joints, the free objects
-        (messages filled in place)."""
+        (into the serialized message, ``_tf_buffers``)."""
         model, data, q = self.sim.model, self.sim.data, self.sim.state.q
-        tfs = self.tf_msgs
-        for io, msg in zip(self.vehicles, tfs, strict=False):
+        p, quat = self.tf_poses
+        k = 0
+        for io in self.vehicles:
             root = io.frames.root
-            quat = messages.joint_quaternion(model, root, q, self.tree_quats[root])
-            quat = frames.quat_ned_frd_to_enu_flu(quat)
-            p = frames.NED_TO_ENU @ data.p_world[root]
-            messages.transform(stamp, self.frame_id, io.frames.flu, None, p, quat, msg)
-        joints = tfs[len(self.vehicles) : len(self.vehicles) + len(self.moving_joints)]
-        for i, msg in zip(self.moving_joints, joints, strict=True):
-            quat = messages.joint_quaternion(model, i, q, self.tree_quats[i])
-            parent = self.tf_names[model.parents[i]]
-            messages.transform(stamp, parent, self.tf_names[i], None, data.r[i], quat, msg)
-        objects = tfs[len(self.vehicles) + len(self.moving_joints) :]
-        for vf, msg in zip(self.object_frames, objects, strict=True):  # a free joint: from q alone
+            own = messages.joint_quaternion(model, root, q, self.tree_quats[root])
+            quat[k] = frames.quat_ned_frd_to_enu_flu(own)
+            p[k] = frames.NED_TO_ENU @ data.p_world[root]
+            k += 1
+        for i in self.moving_joints:
+            quat[k] = messages.joint_quaternion(model, i, q, self.tree_quats[i])
+            p[k] = data.r[i]
+            k += 1
+        for vf in self.object_frames:  # a free joint: from q alone
             s = model.q_slice(vf.root)
-            quat = frames.quat_ned_frd_to_enu_flu(q[s.start + 3 : s.start + 7])
-            messages.transform(
-                stamp, self.frame_id, vf.flu, None, frames.NED_TO_ENU @ q[s.start : s.start + 3], quat, msg
-            )
-        self.tf_message.transforms = tfs
-        self.tf_pub.publish(self.tf_message)
+            quat[k] = frames.quat_ned_frd_to_enu_flu(q[s.start + 3 : s.start + 7])
+            p[k] = frames.NED_TO_ENU @ q[s.start : s.start + 3]
+            k += 1
+        self.tf_pub.publish(self.tf_wire.fill(messages.pose_values(p, quat), stamp.sec, stamp.nanosec))
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:

@@ -5,6 +5,7 @@ publishers, with the emulated ArduSub's MAVROS topics when one flies it."""
 from __future__ import annotations
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import FluidPressure, Imu
@@ -17,6 +18,7 @@ from . import messages
 from .mavros_shim import MavrosShim, infer_frame
 from .messages import wanted
 from .parameters import MAX_POSITION
+from .serialized import Serialized
 
 
 class VehicleIO:
@@ -29,6 +31,12 @@ class VehicleIO:
         # reused every publish (messages.odometry): frames and covariances written once
         self.odom_msg: Odometry | None = None
         self.imu_msg: Imu | None = None
+        # /odom and /imu as serialized once (only the state and stamp change)
+        rest, still = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]), np.zeros(6)
+        odom = messages.odometry(Time(), node.frame_id, vf.flu, rest, still)
+        self.odom_wire = Serialized(odom, messages.ODOMETRY_FIELDS, ("header.stamp",))
+        imu = messages.imu(Time(), vf.flu, rest[3:], still[:3], still[3:])
+        self.imu_wire = Serialized(imu, messages.IMU_FIELDS, ("header.stamp",))
         bank = sim.thrusters
         # this vehicle's thrusters, then those of vehicles bolted into its tree (fixed joints)
         model = sim.model
@@ -177,16 +185,18 @@ class VehicleIO:
         truth = listened and self.estimator is None  # the shim reports the truth
         odom = imu = None
         want_odom, want_imu = wanted(self.odom), wanted(self.imu)
-        if truth or want_odom:
+        sec, nanosec = stamp.sec, stamp.nanosec
+        if want_odom:
+            self.odom.publish(self.odom_wire.fill(messages.odometry_values(q, v), sec, nanosec))
+        if truth:
             odom = messages.odometry(stamp, node.frame_id, self.frames.flu, q, v, self.odom_msg)
             self.odom_msg = odom
-            if want_odom:
-                self.odom.publish(odom)
         if truth or want_imu:
             f = specific_force(data, acc, root, sim.env.gravity)
-            imu = self.imu_msg = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f, self.imu_msg)
             if want_imu:
-                self.imu.publish(imu)
+                self.imu.publish(self.imu_wire.fill(messages.imu_values(q[3:7], v[3:], f), sec, nanosec))
+            if truth:
+                imu = self.imu_msg = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f, self.imu_msg)
         if self.shim is not None and listened:
             if self.estimator is not None:  # what its sensors tell the autopilot, not the truth
                 odom, imu = self.estimated(stamp, q, v)

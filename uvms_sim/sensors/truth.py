@@ -9,20 +9,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..dynamics.kinematics import body_accelerations
 from ..spatial import Array, cross
 
 P_ATM = 101325.0  # Pa
 
 
-def current_accelerations(sim) -> tuple[Array, Array]:
+def current_accelerations(sim, bodies: Sequence[int] | None = None) -> tuple[Array, Array]:
     """``(q̈, body accelerations)`` of a ``Simulator`` at its current state and inputs: one
     forward-dynamics call, which also leaves that state's forward pass (velocities, placements)
-    in ``sim.data`` for the other sensors."""
+    in ``sim.data`` for the other sensors. With ``bodies``, the accelerations of those bodies
+    at least (``body_accelerations``; the compiled path without connections has them all)."""
     qdd = sim.acceleration()
     if sim.fast_dynamics() is not None and not sim.constraints:  # the compiled ABA left them in data.a
         return qdd, sim.data.a.copy()
-    return qdd, body_accelerations(sim.model, sim.data, qdd)
+    return qdd, body_accelerations(sim.model, sim.data, qdd, bodies)
 
 
 def specific_force(data, accelerations: Array, body: int, gravity: float) -> Array:
