@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+import time
+import weakref
+
 import numpy as np
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
@@ -13,15 +16,25 @@ from transforms3d.quaternions import axangle2quat, mat2quat, qmult
 from .. import frames
 from ..model.naming import VehicleFrames, tf_names
 from ..spatial import Array
-from .serialized import set_field
 
 __all__ = ["VehicleFrames", "tf_names"]  # named here for the node
 
 
+WANTED_FOR = 0.05  # s of wall clock a publisher's count of readers is taken as it was
+_readers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # publisher -> (until, wanted)
+
+
 def wanted(publisher) -> bool:
     """Whether a topic has subscribers (a recorder counts): messages nobody reads are not
-    built, which matters when the simulator runs many times faster than real time."""
-    return publisher.get_subscription_count() > 0
+    built, which matters when the simulator runs many times faster than real time. The count
+    is asked of the middleware at most every ``WANTED_FOR`` wall seconds per publisher (3-5 us
+    a question, asked for every topic at every publish): a new reader gets its first message
+    within that."""
+    now = time.monotonic()
+    seen = _readers.get(publisher)
+    if seen is None or now >= seen[0]:
+        seen = _readers[publisher] = (now + WANTED_FOR, publisher.get_subscription_count() > 0)
+    return seen[1]
 
 
 GROUND_TRUTH_VARIANCE = 1e-12  # the simulator knows its state; tiny, not zero ("unknown")
@@ -127,12 +140,6 @@ def imu_values(q_quat: Array, omega_frd: Array, specific_force_frd: Array) -> Ar
     )
 
 
-def _write(msg, fields: tuple[str, ...], values: Array) -> None:
-    """``msg``'s fields (dotted paths) set to ``values``."""
-    for path, value in zip(fields, values.tolist(), strict=True):
-        set_field(msg, path, value)
-
-
 def odometry(stamp, frame_id: str, child: str, q: Array, v: Array, msg: Odometry | None = None) -> Odometry:
     """Odometry of a free joint ``q = [p NED; quat]``, ``v = [u v w p q r]`` (FRD) in ENU/FLU
     (``odometry_values``). Given ``msg`` (one this function returned: frames and covariances
@@ -146,7 +153,10 @@ def odometry(stamp, frame_id: str, child: str, q: Array, v: Array, msg: Odometry
         msg.pose.covariance = cov
         msg.twist.covariance = cov
     msg.header.stamp = stamp
-    _write(msg, ODOMETRY_FIELDS, odometry_values(q, v))
+    x = odometry_values(q, v).tolist()
+    pose, twist = msg.pose.pose, msg.twist.twist
+    p, o, lin, ang = pose.position, pose.orientation, twist.linear, twist.angular
+    p.x, p.y, p.z, o.x, o.y, o.z, o.w, lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = x
     return msg
 
 
@@ -163,7 +173,9 @@ def imu(
         msg.angular_velocity_covariance = cov
         msg.linear_acceleration_covariance = cov
     msg.header.stamp = stamp
-    _write(msg, IMU_FIELDS, imu_values(q_quat, omega_frd, specific_force_frd))
+    x = imu_values(q_quat, omega_frd, specific_force_frd).tolist()
+    o, w, a = msg.orientation, msg.angular_velocity, msg.linear_acceleration
+    o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z = x
     return msg
 
 
