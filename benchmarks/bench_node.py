@@ -250,12 +250,12 @@ def water(node, seconds: float, repeats: int = 3) -> None:
 def arm(node, seconds: float, description: str = "bluerov2_heavy_alpha5") -> None:
     """BlueROV2 Heavy + Reach Alpha 5 at 1 kHz: the MAVROS shim and the emulated ArduSub, the
     arm's firmware servos and joint_trajectory_controller executing a trajectory for the whole
-    window (a slow sweep of the four rotate joints), without and with listeners; then the Heavy
-    alone in the same conditions, for reference. Also the simulated seconds per CPU second of
-    the node (the real-time factor it reaches with a core to itself: on a shared machine the
-    wall-clock factor follows the load). ``description`` ``bluerov2_heavy_alpha5_grasp``: the
-    same over a heightmap seabed with ten objects, its contacts detected every 5 ms
-    (``--grasp``)."""
+    window (a slow sweep of the four rotate joints), without and with listeners, disarmed and
+    armed in ALT_HOLD; then the Heavy alone (disarmed) in the same conditions, for reference.
+    Also the simulated seconds per CPU second of the node (the real-time factor it reaches with
+    a core to itself: on a shared machine the wall-clock factor follows the load).
+    ``description`` ``bluerov2_heavy_alpha5_grasp``: the same over a heightmap seabed with ten
+    objects, its contacts detected every 5 ms (``--grasp``)."""
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     pub = node.create_publisher(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", 10)
@@ -273,21 +273,45 @@ def arm(node, seconds: float, description: str = "bluerov2_heavy_alpha5") -> Non
             rclpy.spin_once(node, timeout_sec=0.05)
         pub.publish(msg)
 
+    def fly() -> None:
+        """The sweep, with the vehicle armed in ALT_HOLD through the MAVROS services (as a
+        user flies it: the emulated ArduSub then runs its attitude and depth controllers)."""
+        from mavros_msgs.srv import CommandBool, SetMode
+
+        sweep()
+        for kind, name, request in (
+            (SetMode, "/mavros/set_mode", SetMode.Request(custom_mode="ALT_HOLD")),
+            (CommandBool, "/mavros/cmd/arming", CommandBool.Request(value=True)),
+        ):
+            client = node.create_client(kind, name)
+            try:
+                if not client.wait_for_service(timeout_sec=10.0):
+                    raise SystemExit(f"{name}: no such service")
+                future = client.call_async(request)
+                rclpy.spin_until_future_complete(node, future, timeout_sec=10.0)
+                reply = future.result()
+                if reply is None or not (reply.mode_sent if kind is SetMode else reply.success):
+                    raise SystemExit(f"{name}: refused")
+            finally:
+                node.destroy_client(client)
+
     scene = ", 10 objects on a heightmap seabed" if description.endswith("_grasp") else ""
     print(
         f"simulator node, BlueROV2 Heavy + Reach Alpha 5{scene}, 1 kHz physics, MAVROS shim, "
         "trajectory controller:"
     )
-    cases = [(description, False), (description, True), ("bluerov2_heavy", True)]
-    for name, listen in cases:
+    cases = [(description, False, sweep), (description, True, sweep), (description, True, fly)]
+    cases.append(("bluerov2_heavy", True, None))
+    for name, listen, started in cases:
         extra = ("-p", f"description:={name}", "-p", "marker_rate:=0.0")
-        started = None if name == "bluerov2_heavy" else sweep
         rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, listen=listen, started=started)
         label = "with listeners (odom, imu, tf, mavros pose)" if listen else "no listeners"
+        if started is fly:
+            label = "armed in ALT_HOLD, " + label
         if started is None:
             label = "the Heavy alone, " + label
         print(
-            f"  as fast as possible, {label:60s}: {rtf:6.1f}x real time, CPU {cpu:5.1f} % of one core; "
+            f"  as fast as possible, {label:78s}: {rtf:6.1f}x real time, CPU {cpu:5.1f} % of one core; "
             f"{rtf / max(cpu, 1e-9) * 100.0:6.1f}x real time per CPU second of the node"
         )
     node.destroy_publisher(pub)

@@ -77,8 +77,9 @@ class ThrusterBank:
         if n:
             bad = {self.names[k]: float(arr[k]) for k in np.flatnonzero(clamped != arr)}
             self.throttle.warn("range", f"thruster PWM outside {PWM_MIN:.0f}-{PWM_MAX:.0f} us clamped: {bad}")
-        self.pwm[:] = clamped
-        self._targets_stale = True
+        if not np.array_equal(clamped, self.pwm):  # (the same command: the same targets)
+            self.pwm[:] = clamped
+            self._targets_stale = True
         return n
 
     def set_motor_pwm(self, outputs: dict[int, float] | Array, thrusters: list[int] | None = None) -> int:
@@ -127,6 +128,7 @@ class ThrusterBank:
         self._T_min = -np.array([x.thrust_reverse for x in k])
         self._voltage = np.array([np.nan if x.voltage is None else x.voltage for x in k])
         self._table = ~np.isnan(self._voltage)
+        self._all_table = bool(self._table.all())
         self._n_max = np.array([x.n_max for x in k])
         self._deadband = np.array([x.deadband for x in k])
         self._exponent = np.array([x.exponent for x in k])
@@ -185,6 +187,8 @@ class ThrusterBank:
         """The commanded shaft speeds (rev/s) of PWM commands ``pwm`` (..., thrusters): the map
         of ``shaft_speed_targets`` for any number of command sets at once (a batch of vehicles)."""
         d = self.sign * (np.asarray(pwm, dtype=float) - PWM_NEUTRAL)
+        if self._all_table:  # (the law below would be computed for nothing)
+            return table_shaft_speed(PWM_NEUTRAL + d, self._voltage, self._n_max, self._T_max, -self._T_min)
         span = (PWM_MAX - PWM_NEUTRAL) - self._deadband
         x = np.clip((np.abs(d) - self._deadband) / span, 0.0, 1.0)
         target = np.sign(d) * self._n_max * x**self._exponent

@@ -16,6 +16,8 @@ refuses. The no-load shaft speed at full command follows ``rpm_max(V) = 3508 (V/
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..spatial import Array, Floats
@@ -74,16 +76,27 @@ def check_voltage(voltage: float) -> float:
     return v
 
 
+_POWERS = np.arange(1, 8)  # x^1 .. x^7
+_VOLTAGE_POWERS = np.arange(4)  # (V/16)^0 .. (V/16)^3
+
+
+@functools.lru_cache(maxsize=256)
+def _polynomials(kind: str, shape: tuple[int, ...], voltages: tuple[float, ...]) -> tuple[Array, Array]:
+    """The coefficients of x^1..x^7 at each voltage (``shape`` + (7,)), forward and reverse:
+    the fit's voltage terms summed, ``Σ_j c_ij (V/16)^j`` (computed once per set of voltages:
+    a thruster's supply is held)."""
+    vp = (np.array(voltages).reshape(shape) / 16.0)[..., None] ** _VOLTAGE_POWERS
+    return vp @ _C[(kind, 1)].T, vp @ _C[(kind, -1)].T
+
+
 def _evaluate(kind: str, pwm: Floats, voltage: Floats) -> Array:
     pwm = np.asarray(pwm, dtype=float)
     d = pwm - 1500.0
     x = np.clip((np.abs(d) - DEADBAND) / (400.0 - DEADBAND), 0.0, 1.0)
-    v = np.asarray(voltage, dtype=float) / 16.0
-    xp = np.stack([x**i for i in range(1, 8)], axis=-1)  # ... x 7
-    vp = np.stack([v**j for j in range(4)], axis=-1) * np.ones_like(x)[..., None]  # ... x 4
-    fwd = np.einsum("...i,ij,...j->...", xp, _C[(kind, 1)], vp)
-    rev = np.einsum("...i,ij,...j->...", xp, _C[(kind, -1)], vp)
-    return np.where(d >= 0.0, fwd, rev)
+    v = np.asarray(voltage, dtype=float)
+    fwd, rev = _polynomials(kind, v.shape, tuple(v.ravel().tolist()))
+    xp = x[..., None] ** _POWERS
+    return np.where(d >= 0.0, (xp * fwd).sum(axis=-1), (xp * rev).sum(axis=-1))
 
 
 def thrust(pwm: Floats, voltage: Floats) -> Array:
