@@ -140,11 +140,19 @@ def imu_values(q_quat: Array, omega_frd: Array, specific_force_frd: Array) -> Ar
     )
 
 
-def odometry(stamp, frame_id: str, child: str, q: Array, v: Array, msg: Odometry | None = None) -> Odometry:
+def odometry(
+    stamp,
+    frame_id: str,
+    child: str,
+    q: Array,
+    v: Array,
+    msg: Odometry | None = None,
+    values: Array | None = None,
+) -> Odometry:
     """Odometry of a free joint ``q = [p NED; quat]``, ``v = [u v w p q r]`` (FRD) in ENU/FLU
-    (``odometry_values``). Given ``msg`` (one this function returned: frames and covariances
-    already set), only its stamp and state are written; setting the covariances is most of the
-    cost of a new one."""
+    (``odometry_values``, or ``values`` when the caller has them already). Given ``msg`` (one
+    this function returned: frames and covariances already set), only its stamp and state are
+    written; setting the covariances is most of the cost of a new one."""
     if msg is None:
         msg = Odometry()
         msg.header.frame_id = frame_id
@@ -153,7 +161,7 @@ def odometry(stamp, frame_id: str, child: str, q: Array, v: Array, msg: Odometry
         msg.pose.covariance = cov
         msg.twist.covariance = cov
     msg.header.stamp = stamp
-    x = odometry_values(q, v).tolist()
+    x = (odometry_values(q, v) if values is None else values).tolist()
     pose, twist = msg.pose.pose, msg.twist.twist
     p, o, lin, ang = pose.position, pose.orientation, twist.linear, twist.angular
     p.x, p.y, p.z, o.x, o.y, o.z, o.w, lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = x
@@ -161,10 +169,16 @@ def odometry(stamp, frame_id: str, child: str, q: Array, v: Array, msg: Odometry
 
 
 def imu(
-    stamp, frame: str, q_quat: Array, omega_frd: Array, specific_force_frd: Array, msg: Imu | None = None
+    stamp,
+    frame: str,
+    q_quat: Array,
+    omega_frd: Array,
+    specific_force_frd: Array,
+    msg: Imu | None = None,
+    values: Array | None = None,
 ) -> Imu:
     """IMU message of the true attitude, rate and specific force (FRD) in FLU
-    (``imu_values``); ``msg`` reused as in ``odometry``."""
+    (``imu_values``, or ``values``); ``msg`` reused as in ``odometry``."""
     if msg is None:
         msg = Imu()
         msg.header.frame_id = frame
@@ -173,7 +187,7 @@ def imu(
         msg.angular_velocity_covariance = cov
         msg.linear_acceleration_covariance = cov
     msg.header.stamp = stamp
-    x = imu_values(q_quat, omega_frd, specific_force_frd).tolist()
+    x = (imu_values(q_quat, omega_frd, specific_force_frd) if values is None else values).tolist()
     o, w, a = msg.orientation, msg.angular_velocity, msg.linear_acceleration
     o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z = x
     return msg

@@ -186,17 +186,20 @@ class VehicleIO:
         odom = imu = None
         want_odom, want_imu = wanted(self.odom), wanted(self.imu)
         sec, nanosec = stamp.sec, stamp.nanosec
-        if want_odom:
-            self.odom.publish(self.odom_wire.fill(messages.odometry_values(q, v), sec, nanosec))
-        if truth:
-            odom = messages.odometry(stamp, node.frame_id, self.frames.flu, q, v, self.odom_msg)
-            self.odom_msg = odom
+        if truth or want_odom:  # the numbers once, for the bytes and the shim's message
+            x = messages.odometry_values(q, v)
+            if want_odom:
+                self.odom.publish(self.odom_wire.fill(x, sec, nanosec))
+            if truth:
+                odom = messages.odometry(stamp, node.frame_id, self.frames.flu, q, v, self.odom_msg, x)
+                self.odom_msg = odom
         if truth or want_imu:
             f = specific_force(data, acc, root, sim.env.gravity)
+            x = messages.imu_values(q[3:7], v[3:], f)
             if want_imu:
-                self.imu.publish(self.imu_wire.fill(messages.imu_values(q[3:7], v[3:], f), sec, nanosec))
+                self.imu.publish(self.imu_wire.fill(x, sec, nanosec))
             if truth:
-                imu = self.imu_msg = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f, self.imu_msg)
+                imu = self.imu_msg = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f, self.imu_msg, x)
         if self.shim is not None and listened:
             if self.estimator is not None:  # what its sensors tell the autopilot, not the truth
                 odom, imu = self.estimated(stamp, q, v)
