@@ -124,6 +124,33 @@ def test_ctrl_c_at_any_moment_ends_without_a_traceback(delay):
         assert "1 vehicle(s): bluerov2_heavy (8 thrusters, emulated ArduSub vectored_6dof" in out
 
 
+def test_ctrl_c_inside_an_extensions_init_exits_130_and_other_import_errors_still_raise():
+    """Ctrl-C while a pybind11 extension initialises (scipy's HiGHS, seen in CI at 1.0 s)
+    arrives as ``ImportError: initialization failed`` raised from the KeyboardInterrupt: the
+    entry point ends quietly with 130, as for a Ctrl-C anywhere else; an ImportError of its
+    own, and a missing module other than the interface packages, still propagate."""
+    from uvms_sim.entry import _run
+
+    def interrupted():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise ImportError("initialization failed") from exc
+
+    def broken():
+        raise ImportError("initialization failed")
+
+    def missing():
+        raise ModuleNotFoundError("No module named 'nothing_here'", name="nothing_here")
+
+    with pytest.raises(SystemExit) as code:
+        _run(lambda: interrupted)
+    assert code.value.code == 130
+    for target in (broken, missing):
+        with pytest.raises(ImportError):
+            _run(lambda t=target: t)
+
+
 def test_summary_line_says_what_runs():
     with simulator(description="bluerov2", use_sim_time=True, real_time_factor=0.0) as (sim, _u, _e):
         line = sim.summary()

@@ -19,15 +19,18 @@ def _run(target: Callable[[], Callable[[], int | None]]) -> None:
         code = target()()
     except KeyboardInterrupt:
         code = 130
-    except ModuleNotFoundError as exc:
-        if exc.name not in BUILT_HERE:
+    except ImportError as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # Ctrl-C inside an extension's init,
+            code = 130  # which pybind11 reports as "ImportError: initialization failed"
+        elif isinstance(exc, ModuleNotFoundError) and exc.name in BUILT_HERE:
+            print(
+                f"error: the ROS interface package {exc.name} is not installed; without a ROS "
+                "install, build it into this environment with `uvms-sim build-interfaces`",
+                file=sys.stderr,
+            )
+            code = 1
+        else:
             raise
-        print(
-            f"error: the ROS interface package {exc.name} is not installed; without a ROS install, "
-            "build it into this environment with `uvms-sim build-interfaces`",
-            file=sys.stderr,
-        )
-        code = 1
     sys.exit(code)
 
 
