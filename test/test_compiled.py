@@ -628,3 +628,72 @@ def test_no_entry_point_allocates_in_compiled_code(tmp_path):
         arrays, b_arrays, once, again, forty, b_once, b_again, b_forty = map(int, line.split())
         assert once == again == forty == arrays, line  # the arguments, unboxed from Python
         assert b_once == b_again == b_forty == b_arrays, line
+
+
+def test_the_tree_factorisation_is_the_jsim():
+    """``crba._ltl`` (Featherstone 2005's LTL) of the joint-space inertia of random trees with
+    every joint type (several roots' subtrees, fixed bodies between moving ones, multi-DOF
+    joints): M's entries off the tree's pattern are zero (the premise), L keeps that pattern
+    (no fill-in) and Lᵀ L is M to 1e-12 relative (rounding of a factorisation whose inputs are
+    O(1))."""
+    from numba import njit
+    from random_models import random_tree
+
+    from uvms_sim.dynamics import flat
+    from uvms_sim.dynamics.compiled.crba import _dof_parents, _ltl
+    from uvms_sim.model.crba import crba
+
+    @njit
+    def factor(BI, M):
+        P = np.zeros(M.shape[0])
+        _dof_parents(BI, P)
+        L = M.copy()
+        _ltl(L, P, M.shape[0])
+        return L, P
+
+    rng = np.random.default_rng(17)
+    for types in (("fixed", "revolute", "prismatic", "spherical", "fixed", "revolute", "continuous"),
+                  ("revolute",) * 9, ("spherical", "spherical", "fixed", "prismatic")):  # fmt: skip
+        model = random_tree(rng, root="free", types=types)
+        q, _ = random_state(model, rng)
+        M = crba(model, model.create_data(), q)
+        L, P = factor(flat.flatten(model)[1], M)
+        pattern = np.eye(model.nv, dtype=bool)
+        for i in range(model.nv):
+            j = int(P[i])
+            while j >= 0:
+                pattern[i, j] = pattern[j, i] = True
+                j = int(P[j])
+        assert np.all(M[~pattern] == 0.0)
+        lower = np.where(np.tril(pattern), L, 0.0)
+        assert np.allclose(lower.T @ lower, M, rtol=0.0, atol=1e-12 * np.abs(M).max())
+
+
+def test_the_limit_impulse_factorises_with_the_tree_only_where_couplings_keep_it():
+    """``limits._tree_sparse``: the Alpha 5's finger couplings (leaf followers of the push rod's
+    siblings' parent) keep the tree's sparsity; a coupling whose follower has descendants (the
+    wrist following the push rod) does not, and the impulse then takes the dense Cholesky
+    factor (test_arm_jaws and test_arm hold both against the reference impulse)."""
+    from numba import njit
+
+    from uvms_sim.dynamics import flat
+    from uvms_sim.dynamics.compiled.crba import _dof_parents
+    from uvms_sim.dynamics.compiled.limits import _tree_sparse
+
+    @njit
+    def sparse(BI, CI, nv):
+        P = np.zeros(nv)
+        _dof_parents(BI, P)
+        return _tree_sparse(BI, CI, P, nv)
+
+    system = load(CONFIG / "alpha5.yaml")
+    sim = Simulator.from_system(system)
+    fast = sim.fast_dynamics()
+    CI = fast.CI.copy()
+    model = system.model
+    BI = flat.flatten(model)[1]
+    assert (CI[:, 0] < 0).sum() == 2 and sparse(BI, CI, model.nv)
+    wrist = model.body_index("alpha_5_m1_link")
+    k = int(np.flatnonzero(CI[:, 0] < 0)[0])
+    CI[k, 1] = wrist  # the wrist, with the fingers below it, as a follower
+    assert not sparse(BI, CI, model.nv)

@@ -504,3 +504,68 @@ scene:
     w_lower = 1000.0 * G * 0.4 * 0.4 * 0.2
     assert lower[2] == pytest.approx(5.0 - 0.05 - 0.1 + (w_lower + w_upper) / 1.0e5, abs=1e-5)
     assert upper[2] == pytest.approx(lower[2] - 0.1 - 0.05 + w_upper / 1.0e5, abs=1e-5)
+
+
+def test_the_rows_of_a_pair_follow_the_matching_rules():
+    """``compiled.touch_rows.pair_rows`` (the rows ``Touch`` writes) on a body A at the world's
+    origin against the scene, by the rules of ``dynamics.touch``: a point found again at the
+    same material point keeps its row as it was; one found 3 mm from a last point starts where
+    coal finds it with that point's friction offset carried over (B's point moved by it); a
+    new point starts from the witness points; a last point coal leaves out is kept while it
+    presses (gap < 0) and dropped once apart; a corner found twice on a mesh counts once; the
+    pair's stiffness and dampers are shared among its rows. A pair marked as at rest keeps all
+    its rows as they were, and so does one whose normal turned round (driven through a thin
+    body)."""
+    from uvms_sim.dynamics import compiled
+    from uvms_sim.dynamics.touch import KEEP, MATCH
+    from uvms_sim.scene.collision import SAME
+
+    up = [0.0, 0.0, -1.0]  # normal from the seabed (B) to A, NED
+    old = np.zeros((4, 14))
+    old[0, :3], old[0, 3:6] = [0.0, 0.0, 0.0], [0.0, 0.0, 0.0005]  # found again in place
+    old[1, :3], old[1, 3:6] = [0.1, 0.0, 0.0], [0.102, 0.0, 0.001]  # found again 3 mm on
+    old[2, :3], old[2, 3:6] = [0.5, 0.0, 0.0], [0.5, 0.0, -0.001]  # left out, pressing
+    old[3, :3], old[3, 3:6] = [0.9, 0.0, 0.0], [0.9, 0.0, 0.001]  # left out, apart
+    old[:, 10:13] = up
+    old[:, 6] = 123.0  # (constants of the last detection: replaced by the pair's)
+    pts = np.array([
+        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0004, *up],
+        [0.103, 0.0, 0.0, 0.103, 0.0, 0.0005, *up],
+        [0.3, 0.2, 0.0, 0.3, 0.2, 0.0002, *up],
+        [0.3, 0.2, 0.5 * SAME, 0.3, 0.2, 0.0002, *up],  # the same corner in a second triangle
+    ])  # fmt: skip
+    R, p, mass = np.eye(3)[None].copy(), np.zeros((1, 3)), np.array([2.0])
+    law = np.array([1000.0, 500.0, 0.6, 0.5, MATCH, KEEP, SAME])
+
+    def rows(keep: int, normal_sign: float = 1.0):
+        pts_n = pts.copy()
+        pts_n[:, 6:9] *= normal_sign
+        out, counts = np.empty((8, 14)), np.zeros(1, dtype=np.int64)
+        one = np.ones(1, dtype=np.int64)
+        scratch = (np.empty((4, 7)), np.empty(4, dtype=np.int64), np.empty(4, dtype=np.int64))
+        total = compiled.pair_rows(
+            R, p, np.array([[0, -1]]), one * keep, one, np.array([0, 4]), pts_n, np.array([[0, 4]]), old,
+            *scratch, mass, law, out, counts,
+        )  # fmt: skip
+        assert counts[0] == total
+        return out[:total]
+
+    got = rows(keep=0)
+    assert len(got) == 4  # the row kept, the point moved on, the new point, the pressing one
+    np.testing.assert_array_equal(got[0, :6], old[0, :6])  # as it was (not coal's 0.4 mm)
+    np.testing.assert_allclose(got[1, :6], [0.103, 0.0, 0.0, 0.105, 0.0, 0.0005], atol=1e-15)
+    np.testing.assert_allclose(got[2, :6], pts[2, :6], atol=0.0)
+    np.testing.assert_array_equal(got[3, :6], old[2, :6])
+    share = 1.0 / 4
+    zeta, m = 0.5, 2.0
+    np.testing.assert_allclose(got[:, 6], 1000.0 * share)
+    np.testing.assert_allclose(got[:, 7], 2 * zeta * math.sqrt(1000.0 * m) * share)
+    np.testing.assert_allclose(got[:, 8], 0.6)
+    np.testing.assert_allclose(got[:, 9], 500.0 * share)
+    np.testing.assert_allclose(got[:, 13], 2 * zeta * math.sqrt(500.0 * m) * share)
+    np.testing.assert_allclose(got[:, 10:13], np.tile(up, (4, 1)))
+    for keep, sign in ((1, 1.0), (0, -1.0)):  # at rest; a normal turned round
+        got = rows(keep, sign)
+        assert len(got) == 4
+        np.testing.assert_array_equal(got[:, :6], old[:, :6])
+        np.testing.assert_allclose(got[:, 6], 1000.0 / 4)

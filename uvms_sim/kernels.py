@@ -9,10 +9,13 @@ import time
 
 import numpy as np
 
+from .dynamics.contact import Contacts
 from .dynamics.fast import BatchDynamics, JointTables
+from .dynamics.touch import Touch
 from .model import load
 from .model.configs import resolve
 from .scene import PlaneSeabed, Scene, SceneRays, Shape, Structure
+from .scene.scene import ContactLaw
 from .sensors.camera import Camera, Intrinsics
 from .simulator import fast_dynamics
 
@@ -30,6 +33,11 @@ def warm_up() -> None:
     fast.step_many(q, v, 0.01, 2)
     fast.step_joints(q, v, 0.01, 2, "rk4", np.zeros(system.model.nv), None, 0.0, JointTables(system.model))
     BatchDynamics(fast, 2).step(0.01)
+    # the touching pairs' rows (dynamics.touch, compiled.touch_rows): the hull on a plane seabed
+    touch = Touch(system.model, Scene(PlaneSeabed(0.1)), ContactLaw())
+    contacts = Contacts(system.model, pair_rows=1)
+    for _ in range(2):  # found, then found again (matched with the first detection's rows)
+        touch.detect(*touch.poses(q), contacts)
     # the camera's kernels (sensors.camera_kernels): a small image of a plane seabed and a ball
     ball = Structure("ball", Shape("sphere", (0.5,), xyz=(3.0, 0.0, 0.0)))
     camera = Camera(SceneRays(Scene(PlaneSeabed(5.0), (ball,))), Intrinsics.from_fov(8, 6, 1.0), noise=0.01,

@@ -196,11 +196,12 @@ def workspace_fields(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, int
 def connection_fields(nb: int, nv: int, nc: int) -> tuple[tuple[int, int], ...]:
     """The scratch of the Udwadia-Kalaba correction for nc connections (m = 6 nc rows): a⁰
     (nb x 6), A (m x nv), b (m), the two body Jacobians (6 x nv each), M and its Cholesky
-    factor in place (nv x nv), G = A L⁻ᵀ rotated in place by the Jacobi SVD (m x nv), the
-    residual (m), the rotations V (m x m), the correction (nv) and two 3x3 rotations."""
+    factor in place (nv x nv), G = A L⁻¹ rotated in place by the Jacobi SVD (m x nv), the
+    residual (m), the rotations V (m x m), the correction (nv), two 3x3 rotations and the
+    DOFs' parents (nv)."""
     m = 6 * nc
     return ((nb, 6), (m, nv), (m, 1), (6, nv), (6, nv), (nv, nv), (m, nv), (m, 1), (m, m), (nv, 1),
-            (3, 3), (3, 3))  # fmt: skip
+            (3, 3), (3, 3), (nv, 1))  # fmt: skip
 
 
 def input_fields(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, int], ...]:
@@ -248,9 +249,9 @@ SERVO_CODE = {"standby": SERVO_STANDBY, "disable": SERVO_DISABLE, "position": SE
 def limit_fields(nb: int, nv: int, nl: int) -> tuple[tuple[int, int], ...]:
     """The scratch of a joint-limit impact among nl limited joints: body rows (nb x NW) and a
     scratch row (NS) for the placements and CRBA at the clamped configuration, M and its
-    Cholesky factor in place (nv x nv), the columns of M⁻¹ of the joints that hit (nv x nl),
-    the block of M⁻¹ of those joints (nl x nl) and the impulse (nl)."""
-    return ((nb, NW), (NS, 1), (nv, nv), (nv, nl), (nl, nl), (nl, 1))
+    factor in place (nv x nv), the columns of M⁻¹ of the joints that hit (nv x nl), the block
+    of M⁻¹ of those joints (nl x nl), the impulse (nl) and the DOFs' parents (nv)."""
+    return ((nb, NW), (NS, 1), (nv, nv), (nv, nl), (nl, nl), (nl, 1), (nv, 1))
 
 
 # The header of the int buffer of ``pack``: counts (bodies, BF width, thrusters, connections,

@@ -30,16 +30,16 @@ mass only: the arm behind it makes its impacts somewhat more elastic than ``e`` 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..model.kinematics import placements
 from ..model.model import Model
 from ..model.visual import link_collisions
-from ..scene.collision import Query, Solid, scene_solids, shape_solid
+from ..scene.collision import SAME, Query, Solid, scene_solids, shape_solid
 from ..scene.scene import ContactLaw, Scene
 from ..spatial import Array
+from . import compiled
 from .contact import PAIR, UNUSED, Contacts
 
 MATCH = 0.01  # m: a point found again within this of a last detection's point is the same point
@@ -57,15 +57,6 @@ def damping_ratio(restitution: float) -> float:
         return 0.0
     log = math.log(restitution)
     return -log / math.sqrt(math.pi**2 + log * log)
-
-
-@dataclass
-class _Row:
-    """A touching pair's point between detections: the pair (moving solid, other: a moving
-    solid's index, or -1 - a scene solid's) and its row in the table."""
-
-    pair: tuple[int, int]
-    row: int
 
 
 class Touch:
@@ -93,6 +84,10 @@ class Touch:
         margin = law.margin
         self.solid_body = np.array([b for b, _ in self.moving], dtype=int)
         self.solid_offset = np.array([s.p for _, s in self.moving]).reshape(-1, 3)
+        self.solid_R = np.array([s.R for _, s in self.moving]).reshape(-1, 3, 3)
+        # the solids' coal transforms: the scene's once, the moving ones' at each detection
+        self._placed = [self.query.coal.Transform3s() for _ in self.moving]
+        self._static_placed = [self.query.placed(s, np.eye(3), np.zeros(3)) for _, s in self.static]
         radius = np.array([s.radius for _, s in self.moving])
         self.static_centre = np.array([s.p for _, s in self.static]).reshape(-1, 3)
         # how near a moving solid's centre must be to a scene solid's to be asked (inf: always)
@@ -106,7 +101,12 @@ class Touch:
             if all(model.joints[k].nv == 0 for k in (i, *ancestors[i])):
                 self.mass[i] = np.inf
         self.zeta = damping_ratio(law.restitution)
-        self.rows: list[_Row] = []
+        # what ``compiled.touch_rows.pair_rows`` reads of the law
+        self._law = np.array(
+            [law.stiffness, law.tangential_stiffness, law.friction, self.zeta, MATCH, KEEP, SAME]
+        )
+        # each touching pair's rows (first, count after ``contacts.fixed``), pair after pair
+        self._spans: dict[tuple[int, int], tuple[int, int]] = {}
         # the bodies' places when their pairs were last asked about, the pairs asked then and
         # those found touching (``_still``, ``_as_before``)
         self._ref: tuple[Array, Array] | None = None
@@ -118,7 +118,7 @@ class Touch:
     def forget(self, contacts: Contacts) -> None:
         """No pair touches (after a reset): the pair rows unused, every pair asked again."""
         contacts.KI[contacts.fixed :, 1] = UNUSED
-        self.rows = []
+        self._spans = {}
         self.pairs_touching = 0
         self._ref = None
         self._asked, self._touching = set(), set()
@@ -142,11 +142,21 @@ class Touch:
         """Find the touching pairs with the bodies at world rotations ``R`` (nb x 3 x 3, body to
         world) and origins ``p`` (NED) and write their points into the pair rows of
         ``contacts`` (growing it if needed); the number of points."""
-        centres = self._centres(R, p)
+        centres = self._centres(R, p)  # (the solids' origins: their bounding spheres are about them)
+        rotations = np.einsum("kij,kjl->kil", R[self.solid_body], self.solid_R)
+        placed: dict[int, object] = {}
+
+        def place(k: int):  # solid k's coal transform at this detection, set once
+            tf = placed.get(k)
+            if tf is None:
+                tf = placed[k] = self._placed[k]
+                tf.setRotation(rotations[k])
+                tf.setTranslation(centres[k])
+            return tf
+
         still = self._still(R, p)
         found: dict[tuple[int, int], list[tuple]] = {}
         asked: set[tuple[int, int]] = set()
-        eye, zero = np.eye(3), np.zeros(3)
         if self.static:  # bounding spheres first (a half-space: always)
             gap = np.linalg.norm(centres[:, None, :] - self.static_centre[None], axis=2)
             near = np.argwhere(gap <= self.static_reach)
@@ -156,7 +166,8 @@ class Touch:
                 asked.add(pair)
                 if still[b] and self._as_before(pair, found):
                     continue
-                pts = self.query.touching(solid, R[b], p[b], self.static[s][1], eye, zero)
+                other, placed_other = self.static[s][1], self._static_placed[s]
+                pts = self.query.touching_placed(solid, place(k), other, placed_other, False)
                 if pts:
                     found[pair] = pts
         if len(self.between):
@@ -169,12 +180,19 @@ class Touch:
                 asked.add(pair)
                 if still[a] and still[b] and self._as_before(pair, found):
                     continue
-                pts = self.query.touching(sa, R[a], p[a], sb, R[b], p[b])
+                pts = self.query.touching_placed(sa, place(i[n]), sb, place(j[n]), False)
                 if pts:
                     found[pair] = pts
         self._asked = asked
         self.pairs_touching = len(found)
         return self._write(found, R, p, contacts)
+
+    def _mesh_pair(self, pair: tuple[int, int]) -> bool:
+        """Whether one of the pair's solids is a mesh (its points then come from several
+        triangles' patches, a corner on a shared edge in each)."""
+        i, j = pair
+        other = self.moving[j][1] if j >= 0 else self.static[-1 - j][1]
+        return self.moving[i][1].triangles is not None or other.triangles is not None
 
     def _still(self, R: Array, p: Array) -> Array:
         """Which bodies are where their pairs were last asked about (within ``STILL``); the
@@ -219,102 +237,49 @@ class Touch:
         return deepest
 
     def _write(self, found: dict, R: Array, p: Array, contacts: Contacts) -> int:
-        """The rows of the pairs found: a point near one of the last detection keeps its row's
-        material points; the others start from the witness points."""
+        """The rows of the pairs found (``compiled.touch_rows.pair_rows``): a point near one of
+        the last detection keeps its row's material points; the others start from the witness
+        points."""
+        KI, KF, fixed = contacts.KI, contacts.KF, contacts.fixed
+        pairs = list(found)
+        # the last detection's rows of the pairs found again (copies), pair after pair
+        valid = KI[fixed:, 1] == PAIR
+        ospan = np.zeros((len(pairs), 2), dtype=np.int64)
+        picked: list[int] = []
+        for n, pair in enumerate(pairs):
+            ospan[n, 0] = len(picked)
+            span = self._spans.get(pair)
+            if span is not None:
+                picked += [fixed + k for k in range(span[0], span[0] + span[1]) if valid[k]]
+            ospan[n, 1] = len(picked) - ospan[n, 0]
+        old = KF[picked] if picked else np.zeros((0, KF.shape[1]))
+        keep = np.array([points is KEEP_ROWS for points in found.values()], dtype=np.int64)
+        meshes = np.array([self._mesh_pair(pair) for pair in pairs], dtype=np.int64)
+        seg = np.zeros(len(pairs) + 1, dtype=np.int64)
+        seg[1:] = np.cumsum([0 if points is KEEP_ROWS else len(points) for points in found.values()])
+        coal = [point for each in found.values() if each is not KEEP_ROWS for point in each]
+        pts = np.array(coal, dtype=float).reshape(-1, 9) if coal else np.zeros((0, 9))
+        bodies = np.array(
+            [(self.moving[i][0], self.moving[j][0] if j >= 0 else -1) for i, j in pairs], dtype=np.int64
+        ).reshape(-1, 2)
+        out = np.empty((len(pts) + len(old), KF.shape[1]))
+        counts = np.zeros(len(pairs), dtype=np.int64)
+        R, p = np.ascontiguousarray(R, dtype=float), np.ascontiguousarray(p, dtype=float)
+        known, used = np.empty((len(old), 7)), np.empty(len(old), dtype=np.int64)
+        dup = np.empty(len(pts), dtype=np.int64)
+        scratch = (known, used, dup, self.mass, self._law)
+        total = compiled.pair_rows(R, p, bodies, keep, meshes, seg, pts, ospan, old, *scratch, out, counts)
+        contacts.grow(total)
         KI, KF = contacts.KI, contacts.KF
-        # the last detection's points of the pairs found again: A's point and the tangential
-        # offset of A's from B's (world), and the row
-        old: dict[tuple[int, int], list[tuple[Array, Array, Array, float]]] = {}
-        for r in self.rows:
-            k = contacts.fixed + r.row
-            if r.pair in found and KI[k, 1] == PAIR:
-                a, b = int(KI[k, 0]), int(KI[k, 2])
-                xa = p[a] + R[a] @ KF[k, :3]
-                xb, n = (
-                    (p[b] + R[b] @ KF[k, 3:6], R[b] @ KF[k, 10:13]) if b >= 0 else (KF[k, 3:6], KF[k, 10:13])
-                )
-                d = xa - xb
-                gap = float(d @ n)
-                old.setdefault(r.pair, []).append((xa, d - gap * n, KF[k].copy(), gap))
-        for pair, points in list(found.items()):  # pairs of bodies at rest: their points as they are
-            if points is KEEP_ROWS:
-                found[pair] = [(xa, None, row) for xa, _, row, _ in old.get(pair, [])]
-                old[pair] = []
-                if not found[pair]:
-                    del found[pair]
-        for pair, previous in old.items():
-            # a body driven deep into a thin one: coal may now see the shorter way out through
-            # its far side (a normal turned round); the pair keeps its points, and so its side
-            if not previous:
-                continue
-            j = pair[1]
-            Rb = R[self.moving[j][0]] if j >= 0 else np.eye(3)
-            before = Rb @ sum(row[10:13] for _, _, row, _ in previous)  # (their mean's direction)
-            if any(float(normal @ before) < 0.0 for _, _, normal in found[pair]):
-                found[pair] = [(xa, None, row) for xa, _, row, _ in previous]
-                old[pair] = []
-        rows: list[tuple[tuple[int, int], Array]] = []
-        counts: list[int] = []
-        law = self.law
-        for pair, points in found.items():
-            i, j = pair
-            a = self.moving[i][0]
-            b = self.moving[j][0] if j >= 0 else -1
-            m = self.mass[a] if b < 0 else 1.0 / (1.0 / self.mass[a] + 1.0 / self.mass[b])
-            m = m if np.isfinite(m) else 0.0  # (two bodies bolted to the world: no force moves them)
-            previous = old.get(pair, [])
-            pair_rows: list[Array] = []
-            for pa, pb, normal in points:
-                if pb is None:  # a pair keeping its points: normal is the row
-                    row = normal
-                else:
-                    # the points where coal finds them now (a rolling or tilting body touches
-                    # with other material points), and a point found again within MATCH of
-                    # one of the last detection keeps its friction spring's offset
-                    row = None
-                    for n_old, (xa, offset, kept, _) in enumerate(previous):
-                        moved = xa - pa
-                        if float(moved @ moved) < MATCH * MATCH:  # (squared distances: no roots)
-                            del previous[n_old]
-                            slid = moved - (moved @ normal) * normal
-                            if float(slid @ slid) < KEEP * KEEP:
-                                row = kept  # the same material point (a face at rest): as it was
-                            else:
-                                pb = pb - (offset - (offset @ normal) * normal)
-                            break
-                    if row is None:
-                        row = np.zeros(KF.shape[1])
-                        row[:3] = R[a].T @ (pa - p[a])
-                        if b >= 0:
-                            row[3:6] = R[b].T @ (pb - p[b])
-                            row[10:13] = R[b].T @ normal
-                        else:
-                            row[3:6] = pb
-                            row[10:13] = normal
-                pair_rows.append(row)
-            # a point of the last detection that coal leaves out now (a face seen as its deepest
-            # edge) is kept while it still presses: its friction spring holds on
-            for _, _, kept, gap in previous:
-                if gap < 0.0:
-                    pair_rows.append(kept)
-            share = 1.0 / len(pair_rows)
-            c_n = 2.0 * self.zeta * math.sqrt(law.stiffness * m) * share
-            c_t = 2.0 * self.zeta * math.sqrt(law.tangential_stiffness * m) * share
-            for row in pair_rows:
-                row[6], row[7], row[8] = law.stiffness * share, c_n, law.friction
-                row[9], row[13] = law.tangential_stiffness * share, c_t
-                rows.append(((a, b), row))
-            counts.append(len(pair_rows))
-        contacts.grow(len(rows))
-        KI, KF, start = contacts.KI, contacts.KF, contacts.fixed
-        KI[start:, 1] = UNUSED
-        KF[start:] = 0.0
-        self.rows = []
-        for n, ((a, b), row) in enumerate(rows):
-            KI[start + n] = (a, PAIR, b)
-            KF[start + n] = row
-        # the pair of each row, for the next detection's matching
-        keys = [pair for pair, count in zip(found, counts, strict=True) for _ in range(count)]
-        self._touching = set(found)
-        self.rows = [_Row(key, n) for n, key in enumerate(keys)]
-        return len(rows)
+        KI[fixed:, 1] = UNUSED
+        KF[fixed:] = 0.0
+        KF[fixed : fixed + total] = out[:total]
+        KI[fixed : fixed + total, 0] = np.repeat(bodies[:, 0], counts)
+        KI[fixed : fixed + total, 1] = PAIR
+        KI[fixed : fixed + total, 2] = np.repeat(bodies[:, 1], counts)
+        # each pair's rows, for the next detection's matching
+        starts = np.cumsum(counts) - counts
+        spans = zip(pairs, starts.tolist(), counts.tolist(), strict=True)
+        self._spans = {pair: (start, count) for pair, start, count in spans if count}
+        self._touching = set(self._spans)
+        return int(total)

@@ -124,19 +124,26 @@ class Query:
         self.patches = coal.ContactPatchResult(self.patch_request)
         self._tf = (coal.Transform3s(), coal.Transform3s())
 
-    def _transform(self, k: int, R: Array, p: Array):
-        tf = self._tf[k]
-        tf.setRotation(R)
-        tf.setTranslation(p)
+    def placed(self, solid: Solid, R: Array, p: Array, into=None):
+        """The coal transform of ``solid`` with its frame at ``R``, ``p`` in the world: set in
+        ``into`` (a ``coal.Transform3s``), else in a new one."""
+        tf = into if into is not None else self.coal.Transform3s()
+        tf.setRotation(R @ solid.R)
+        tf.setTranslation(p + R @ solid.p)
         return tf
 
     def touching(self, a: Solid, Ra: Array, pa: Array, b: Solid, Rb: Array, pb: Array) -> list[tuple]:
         """Where the solids ``a`` (its frame at ``Ra``, ``pa`` in the world) and ``b`` touch or
         come within the margin: (point on a, point on b, normal from b to a), world frame; the
         points of a face or an edge contact each (empty: apart)."""
+        Ta, Tb = self.placed(a, Ra, pa, self._tf[0]), self.placed(b, Rb, pb, self._tf[1])
+        return self.touching_placed(a, Ta, b, Tb)
+
+    def touching_placed(self, a: Solid, Ta, b: Solid, Tb, unique: bool = True) -> list[tuple]:
+        """``touching`` with the solids placed by their coal transforms (``placed``); with
+        ``unique`` False, a mesh's points are left as its triangles' patches give them (a corner
+        on a shared edge in each: ``dynamics.touch`` keeps one in compiled code)."""
         coal = self.coal
-        Ta = self._transform(0, Ra @ a.R, pa + Ra @ a.p)
-        Tb = self._transform(1, Rb @ b.R, pb + Rb @ b.p)
         res = self.result
         res.clear()
         if not coal.collide(a.geometry, Ta, b.geometry, Tb, self.request, res):
@@ -155,11 +162,15 @@ class Query:
             if coal.collide(ga, Ta, gb, Tb, self.request, res):
                 out += self._patch(ga, Ta, gb, Tb, res)
         # a corner on two triangles' shared edge is in both their patches: once is enough
-        kept: list[tuple] = []
-        for point in out:
-            if all(float((point[0] - k[0]) @ (point[0] - k[0])) > SAME * SAME for k in kept):
-                kept.append(point)
-        return kept
+        if not unique or len(out) < 2:
+            return out
+        on_a = np.array([point[0] for point in out])
+        near = (np.square(on_a[:, None, :] - on_a[None, :, :]).sum(axis=2) <= SAME * SAME).tolist()
+        kept: list[int] = []
+        for i in range(len(out)):
+            if not any(near[i][k] for k in kept):
+                kept.append(i)
+        return [out[i] for i in kept]
 
     def _patch(self, ga, Ta, gb, Tb, res) -> list[tuple]:
         patches = self.patches

@@ -9,7 +9,8 @@ The same algorithms as the reference modules, term for term, over the flat table
 - ``aba``: the ABA of ``dynamics.aba`` (McMillan et al. 1996 appendix A.3) with the added mass
   inside the articulated inertia; ``crba`` and ``constraints`` (Udwadia-Kalaba);
 - ``integrate``: the Runge-Kutta-Munthe-Kaas and semi-implicit Euler steps;
-- ``entry``: the entry points Python calls (``dynamics.fast``);
+- ``entry``: the entry points Python calls (``dynamics.fast``), and ``touch_rows``: the rows of
+  the touching pairs (``dynamics.touch``);
 - below them ``spatial`` (transforms by their structure), ``rotations`` and ``buffers``.
 
 A joint enters only through its motion subspace S in the table, except for its transform and
@@ -86,8 +87,9 @@ try:
         step_joints,
         step_many,
     )
+    from .touch_rows import pair_rows
 finally:
     numba.config.CACHE_DIR = _previous  # type: ignore[attr-defined]
 
 __all__ = ["SIGNATURES", "aba", "aba_bound", "aba_repeat", "batch_step", "cache_dir", "closed", "compiled",
-           "entry", "step", "step_joints", "step_many"]  # fmt: skip
+           "entry", "pair_rows", "step", "step_joints", "step_many"]  # fmt: skip

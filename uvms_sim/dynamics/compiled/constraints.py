@@ -8,7 +8,7 @@ import math
 from ..flat import IQ, IV, JNV, PARENT, S_COL, S_TMP, WC, WPW, WRW, WV
 from .aba import aba_pass
 from .buffers import _connection_fields, _flat_part, _part, inlined, kernel
-from .crba import _cholesky, _crba, _s_column
+from .crba import _crba, _dof_parents, _ltl, _ltl_solve, _ltl_solve_t, _s_column
 from .kinematics import forward_pass
 from .rotations import _mat2quat, _qmult
 from .spatial import _outward, _xmotion
@@ -146,34 +146,44 @@ def _constraint_rows(BF, BI, CI, CF, WB, S, CS, q, v, nv):
 
 @kernel
 def _udwadia_kalaba(BF, BI, WB, S, CS, nc, ddq):
-    """ddq <- q̈_u + L⁻ᵀ (A L⁻ᵀ)⁺ (b - A q̈_u) with M = L Lᵀ (constraints.udwadia_kalaba;
-    Nielsen et al. 2018 eq. 20), for ddq = q̈_u and the rows A, b in CS; M by CRBA. Allocates
-    nothing; the pseudo-inverse is ``_pinv_solve``'s."""
+    """ddq <- q̈_u + L⁻¹ (A L⁻¹)⁺ (b - A q̈_u) with M = Lᵀ L (constraints.udwadia_kalaba;
+    Nielsen et al. 2018 eq. 20), for ddq = q̈_u and the rows A, b in CS; M by CRBA. The factor
+    is the tree-sparse one (``crba._ltl``, Featherstone 2005) instead of the reference's
+    Cholesky factor M = L' L'ᵀ: the correction minimises the same kinetic metric
+    (q̈ - q̈_u)ᵀ M (q̈ - q̈_u) under A q̈ = b whichever square root of M is used, so the two agree
+    to rounding, and the free objects of a scene (trees of their own) cost 6 DOFs each instead of
+    entering an nv³ factorisation. Allocates nothing; the pseudo-inverse is ``_pinv_solve``'s."""
     nb, nv, m = BI.shape[0], ddq.shape[0], 6 * nc
     F = _connection_fields(nb, nv, nc)
     A, b, L = _part(CS, 0, F, 1), _flat_part(CS, 0, F, 2), _part(CS, 0, F, 5)
     G, res, V, corr = _part(CS, 0, F, 6), _flat_part(CS, 0, F, 7), _part(CS, 0, F, 8), _flat_part(CS, 0, F, 9)
+    P = _flat_part(CS, 0, F, 12)
+    _dof_parents(BI, P)
     _crba(BF, BI, WB, S, L)
-    _cholesky(L, nv)  # M = L Lᵀ in place
-    # G = A L⁻ᵀ  (rows of A solved against L: L gᵀ = aᵀ), res = b - A q̈_u
+    _ltl(L, P, nv)  # M = Lᵀ L in place
+    # G = A L⁻¹ (each row g solves Lᵀ gᵀ = aᵀ), res = b - A q̈_u, for the
+    # rows of A that are not zero (a joint coupling's rows beyond its first): a zero row of G
+    # is never rotated by the SVD and adds nothing to its solution, so it is left out
+    rows = 0
     for row in range(m):
+        zero = True
+        for j in range(nv):
+            if A[row, j] != 0.0:
+                zero = False
+                break
+        if zero:
+            continue
         s = b[row]
         for j in range(nv):
-            g = A[row, j]
-            for kk in range(j):
-                g -= L[j, kk] * G[row, kk]
-            G[row, j] = g / L[j, j]
+            G[rows, j] = A[row, j]
             s -= A[row, j] * ddq[j]
-        res[row] = s
-    _pinv_solve(G, V, res, corr, 1e-10)  # corr = G⁺ res (nv)
-    # ddq += L⁻ᵀ corr, in place from the last entry up
-    for j in range(nv - 1, -1, -1):
-        s = corr[j]
-        for kk in range(j + 1, nv):
-            s -= L[kk, j] * corr[kk]
-        corr[j] = s / L[j, j]
-    for j in range(nv):
-        ddq[j] += corr[j]
+        res[rows] = s
+        _ltl_solve_t(L, P, G[rows])
+        rows += 1
+    _pinv_solve(G[:rows], V, res[:rows], corr, 1e-10)  # corr = G⁺ res (nv)
+    _ltl_solve(L, P, corr)  # ddq += L⁻¹ corr
+    for i in range(nv):
+        ddq[i] += corr[i]
 
 
 @kernel

@@ -7,7 +7,7 @@ import math
 
 from ..flat import IQ, IV, LF_LOWER, LF_UPPER, LI_HIT, LI_IQ, LI_IV
 from .buffers import _flat_part, _limit_fields, _part, kernel
-from .crba import _cholesky, _crba
+from .crba import _cholesky, _crba, _dof_parents, _ltl, _ltl_solve, _ltl_solve_t
 from .kinematics import placements
 
 
@@ -27,11 +27,13 @@ def _crossing(LF, LI, q0, q1):
 def _enforce_limits(BF, BI, LF, LI, X, q, v, CI, CF):
     """``Simulator._enforce_limits`` (no joint touching): q clamped to the limits, and for the
     joints that hit moving outwards ``Δv = -M⁻¹ S (Sᵀ M⁻¹ S)⁻¹ Sᵀ v`` with M by CRBA at the
-    clamped q (in the scratch X, ``flat.limit_fields``), its Cholesky factor for the columns of
-    M⁻¹ and Gaussian elimination with partial pivoting for the impulse (as LAPACK's gesv, which
-    ``numpy.linalg.solve`` calls). With joint couplings (CI rows with parent -1 - leader), M is
-    the reduced ``Tᵀ M T`` of the coupled joints (``Simulator._coupled_inverse_columns``): the
-    impulse then stops a leader with its followers. Returns the number of joints that hit."""
+    clamped q (in the scratch X, ``flat.limit_fields``), its factor for the columns of M⁻¹ (the
+    tree-sparse LTL of Featherstone 2005 when the couplings keep M's tree sparsity,
+    ``_tree_sparse``, else Cholesky) and Gaussian elimination with partial pivoting for the
+    impulse (as LAPACK's gesv, which ``numpy.linalg.solve`` calls). With joint couplings (CI
+    rows with parent -1 - leader), M is the reduced ``Tᵀ M T`` of the coupled joints
+    (``Simulator._coupled_inverse_columns``): the impulse then stops a leader with its
+    followers. Returns the number of joints that hit."""
     nl, nb, nv = LI.shape[0], BI.shape[0], v.shape[0]
     hits = 0
     for k in range(nl):
@@ -58,15 +60,28 @@ def _enforce_limits(BF, BI, LF, LI, X, q, v, CI, CF):
     F = _limit_fields(nb, nv, nl)
     WB, S, L = _part(X, 0, F, 0), _flat_part(X, 0, F, 1), _part(X, 0, F, 2)
     C, A, x = _part(X, 0, F, 3), _part(X, 0, F, 4), _flat_part(X, 0, F, 5)
+    P = _flat_part(X, 0, F, 6)
     placements(BF, BI, WB, S, q)
     _crba(BF, BI, WB, S, L)
     coupled = _reduce_couplings(BI, CI, CF, L)
-    _cholesky(L, nv)  # M = L Lᵀ in place
+    _dof_parents(BI, P)
+    sparse = _tree_sparse(BI, CI, P, nv)
+    if sparse:
+        _ltl(L, P, nv)  # M = Lᵀ L in place, with the tree's sparsity
+    else:
+        _cholesky(L, nv)  # M = L Lᵀ in place
     c = 0
     for k in range(nl):  # column c of C: M⁻¹ e_iv for the c-th joint that hit
         if not LI[k, LI_HIT]:
             continue
         iv = LI[k, LI_IV]
+        if sparse:  # M⁻¹ e_iv = L⁻¹ L⁻ᵀ e_iv
+            for i in range(nv):
+                C[i, c] = 1.0 if i == iv else 0.0
+            _ltl_solve_t(L, P, C[:, c])
+            _ltl_solve(L, P, C[:, c])
+            c += 1
+            continue
         for i in range(nv):  # L y = e_iv
             s = 1.0 if i == iv else 0.0
             for kk in range(i):
@@ -148,3 +163,39 @@ def _reduce_couplings(BI, CI, CF, M):
                 M[j, fv] = 0.0
             M[fv, fv] = 1.0
     return any_coupling
+
+
+@kernel
+def _tree_sparse(BI, CI, P, nv):
+    """Whether M reduced by the joint couplings (``_reduce_couplings``) keeps the sparsity of
+    the tree, so that ``crba._ltl`` factorises it: every follower a leaf DOF that leads no other
+    coupling, whose ancestors are all its leader, the leader's ancestors or descendants (the
+    fingers of a gripper mimicking a sibling). The leader's row and column then only gain
+    entries that the tree already has."""
+    for k in range(CI.shape[0]):
+        if CI[k, 0] >= 0:
+            continue
+        lv, fv = BI[-1 - CI[k, 0], IV], BI[CI[k, 1], IV]
+        for r in range(nv):
+            if int(P[r]) == fv:
+                return False  # the follower has descendants
+        for kk in range(CI.shape[0]):
+            if CI[kk, 0] < 0 and BI[-1 - CI[kk, 0], IV] == fv:
+                return False  # the follower leads another coupling
+        j = int(P[fv])
+        while j >= 0:
+            if j != lv and not _above(P, j, lv) and not _above(P, lv, j):
+                return False
+            j = int(P[j])
+    return True
+
+
+@kernel
+def _above(P, a, b):
+    """Whether DOF a is an ancestor of DOF b."""
+    j = int(P[b])
+    while j >= 0:
+        if j == a:
+            return True
+        j = int(P[j])
+    return False
