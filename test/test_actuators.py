@@ -499,3 +499,29 @@ def test_set_mode_takes_names_and_custom_mode_numbers_as_mavros_passes_them():
         assert ap.set_mode(request) and ap.mode == mode
     for request in ("7", "", "GUIDED", "-1"):
         assert not ap.set_mode(request) and ap.mode == "ALT_HOLD"
+
+
+def test_whole_microsecond_commands_are_looked_up_as_computed():
+    """``ThrusterBank.shaft_speed_targets`` looks a command in whole microseconds up in a table
+    made from ``shaft_speeds``: whole commands from 1100 to 1900 us, with T200 tables at
+    two voltages (a supply change remakes the table), mirrored commands and thrusters of the
+    power law, gives the computed targets to 1e-12 relative (rounding of the batched
+    polynomials); fractional commands are computed."""
+    system = load(CONFIG / "bluerov2_heavy.yaml")
+    bank = Simulator.from_system(system).thrusters
+    assert bank is not None
+    rng = np.random.default_rng(4)
+    for kinds in (bank.kinds, [T200_12V] * (len(bank) - 1) + [T200_16V]):
+        bank.kinds = kinds
+        for voltage in (16.0, 12.5):
+            if all(k.voltage is not None for k in kinds):
+                bank.set_voltage(voltage)
+            for pwm in (*range(1100, 1901, 7), 1900):  # (every seventh, the ends)
+                command = np.full(len(bank), float(pwm))
+                command[::2] = 3000.0 - pwm
+                bank.set_pwm(command)
+                expected = bank.shaft_speeds(command)
+                np.testing.assert_allclose(bank.shaft_speed_targets(), expected, rtol=1e-12, atol=1e-12)
+            fraction = rng.uniform(1100.0, 1900.0, len(bank))
+            bank.set_pwm(fraction)
+            np.testing.assert_array_equal(bank.shaft_speed_targets(), bank.shaft_speeds(fraction))

@@ -136,6 +136,7 @@ class ThrusterBank:
         self._lag = self._tau > 0.0
         self._any_lag = bool(self._lag.any())
         self._targets_stale = True
+        self._by_whole_pwm: Array | None = None  # (``shaft_speed_targets``' table, made on first use)
 
     def constants(self) -> tuple[Array, Array, Array, Array, Array]:
         """``(T_nn⁺, T_nn⁻, T_nu, T_max, T_min)`` per thruster (Nielsen et al. 2018 eq. 12, saturation)."""
@@ -177,9 +178,22 @@ class ThrusterBank:
         (Nielsen et al. 2018 eq. 39) vectorised over the thrusters, recomputed only after ``set_pwm`` or a
         new list of ``kinds``. A reversed motor sees ``3000 - pwm`` (its ESC turns the other
         way, and its propeller is the mirror one, so the thrust along ``direction`` is the
-        nominal thruster's at the mirrored command, as ArduSub's MOT_n_DIRECTION assumes)."""
+        nominal thruster's at the mirrored command, as ArduSub's MOT_n_DIRECTION assumes).
+
+        Commands in whole microseconds (an autopilot's, which change at every cycle of its loop)
+        are looked up in a table of ``shaft_speeds`` at every whole microsecond from 1100 to
+        1900, made once per set of thruster models (the same numbers, without the table fit's
+        polynomials at every command)."""
         if self._targets_stale:
-            self._target = self.shaft_speeds(self.pwm)
+            pwm = self.pwm
+            whole = np.rint(pwm)
+            if np.array_equal(whole, pwm) and whole.min() >= PWM_MIN and whole.max() <= PWM_MAX:
+                if self._by_whole_pwm is None:
+                    grid = np.arange(PWM_MIN, PWM_MAX + 1.0)
+                    self._by_whole_pwm = self.shaft_speeds(np.repeat(grid[:, None], len(self), axis=1))
+                self._target = self._by_whole_pwm[(whole - PWM_MIN).astype(int), np.arange(len(self))]
+            else:
+                self._target = self.shaft_speeds(pwm)
             self._targets_stale = False
         return self._target
 
