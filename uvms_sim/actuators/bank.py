@@ -9,6 +9,8 @@ stage with that stage's velocity.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..log import Throttle
@@ -54,6 +56,7 @@ class ThrusterBank:
         self.incidence[self.body, np.arange(len(thrusters))] = 1.0
         self.unit_wrench = np.hstack([self.direction, self.moment_arm])  # n x 6
         self._targets_stale = True  # shaft-speed targets to recompute (new PWM or models)
+        self._columns = np.arange(len(thrusters))
         self.kinds = kinds
 
     def __len__(self) -> int:
@@ -68,19 +71,20 @@ class ThrusterBank:
             msg = f"pwm must have {len(self)} values (thrusters {self.names}), got shape {arr.shape}"
             self.throttle.warn("shape", f"thruster command rejected: {msg}")
             raise ValueError(msg)
-        if not np.all(np.isfinite(arr)):
-            msg = f"pwm has non-finite values at {np.flatnonzero(~np.isfinite(arr)).tolist()}"
+        # (a few numbers, checked as Python floats: each numpy call costs more than the work)
+        values = arr.tolist()
+        if not all(map(math.isfinite, values)):
+            msg = f"pwm has non-finite values at {[k for k, x in enumerate(values) if not math.isfinite(x)]}"
             self.throttle.warn("finite", f"thruster command rejected: {msg}")
             raise ValueError(msg)
-        clamped = np.clip(arr, PWM_MIN, PWM_MAX)
-        n = int(np.count_nonzero(clamped != arr))
-        if n:
-            bad = {self.names[k]: float(arr[k]) for k in np.flatnonzero(clamped != arr)}
+        clamped = [PWM_MIN if x < PWM_MIN else PWM_MAX if x > PWM_MAX else x for x in values]
+        bad = {self.names[k]: x for k, (x, c) in enumerate(zip(values, clamped, strict=True)) if x != c}
+        if bad:
             self.throttle.warn("range", f"thruster PWM outside {PWM_MIN:.0f}-{PWM_MAX:.0f} us clamped: {bad}")
-        if not np.array_equal(clamped, self.pwm):  # (the same command: the same targets)
+        if clamped != self.pwm.tolist():  # (the same command: the same targets)
             self.pwm[:] = clamped
             self._targets_stale = True
-        return n
+        return len(bad)
 
     def set_motor_pwm(self, outputs: dict[int, float] | Array, thrusters: list[int] | None = None) -> int:
         """Command by autopilot output number: ``{motor: pwm}`` or an array where entry k is
@@ -137,6 +141,7 @@ class ThrusterBank:
         self._any_lag = bool(self._lag.any())
         self._targets_stale = True
         self._by_whole_pwm: Array | None = None  # (``shaft_speed_targets``' table, made on first use)
+        self._decay_dt, self._decay = np.nan, np.zeros(len(k))  # (``advance``'s lag over its last dt)
 
     def constants(self) -> tuple[Array, Array, Array, Array, Array]:
         """``(T_nn⁺, T_nn⁻, T_nu, T_max, T_min)`` per thruster (Nielsen et al. 2018 eq. 12, saturation)."""
@@ -185,15 +190,14 @@ class ThrusterBank:
         1900, made once per set of thruster models (the same numbers, without the table fit's
         polynomials at every command)."""
         if self._targets_stale:
-            pwm = self.pwm
-            whole = np.rint(pwm)
-            if np.array_equal(whole, pwm) and whole.min() >= PWM_MIN and whole.max() <= PWM_MAX:
+            values = self.pwm.tolist()
+            if all(x.is_integer() and PWM_MIN <= x <= PWM_MAX for x in values):
                 if self._by_whole_pwm is None:
                     grid = np.arange(PWM_MIN, PWM_MAX + 1.0)
                     self._by_whole_pwm = self.shaft_speeds(np.repeat(grid[:, None], len(self), axis=1))
-                self._target = self._by_whole_pwm[(whole - PWM_MIN).astype(int), np.arange(len(self))]
+                self._target = self._by_whole_pwm[[int(x - PWM_MIN) for x in values], self._columns]
             else:
-                self._target = self.shaft_speeds(pwm)
+                self._target = self.shaft_speeds(self.pwm)
             self._targets_stale = False
         return self._target
 
@@ -218,8 +222,10 @@ class ThrusterBank:
         with the command held)."""
         target = self.shaft_speed_targets()
         if self._any_lag:
-            decay = np.exp(-dt / np.where(self._lag, self._tau, 1.0))
-            self.n[:] = np.where(self._lag, target + (self.n - target) * decay, target)
+            if dt != self._decay_dt:  # (the node's steps are all of one dt)
+                self._decay_dt = dt
+                self._decay = np.where(self._lag, np.exp(-dt / np.where(self._lag, self._tau, 1.0)), 0.0)
+            self.n[:] = target + (self.n - target) * self._decay
         else:
             self.n[:] = target
 
