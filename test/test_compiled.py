@@ -672,7 +672,8 @@ def test_the_tree_factorisation_is_the_jsim():
 def test_the_limit_impulse_factorises_with_the_tree_only_where_couplings_keep_it():
     """``limits._tree_sparse``: the Alpha 5's finger couplings (leaf followers of the push rod's
     siblings' parent) keep the tree's sparsity; a coupling whose follower has descendants (the
-    wrist following the push rod) does not, and the impulse then takes the dense Cholesky
+    wrist following the push rod), or a follower in two couplings, does not, and the impulse
+    then takes the dense Cholesky
     factor (test_arm_jaws and test_arm hold both against the reference impulse)."""
     from numba import njit
 
@@ -695,5 +696,9 @@ def test_the_limit_impulse_factorises_with_the_tree_only_where_couplings_keep_it
     assert (CI[:, 0] < 0).sum() == 2 and sparse(BI, CI, model.nv)
     wrist = model.body_index("alpha_5_m1_link")
     k = int(np.flatnonzero(CI[:, 0] < 0)[0])
+    twice = CI.copy()
+    second = int(np.flatnonzero(CI[:, 0] < 0)[1])
+    twice[second, 1] = CI[k, 1]  # one finger in two couplings: their rows would meet
+    assert not sparse(BI, twice, model.nv)
     CI[k, 1] = wrist  # the wrist, with the fingers below it, as a follower
     assert not sparse(BI, CI, model.nv)

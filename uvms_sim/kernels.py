@@ -36,7 +36,7 @@ def warm_up() -> None:
     # the touching pairs' rows (dynamics.touch, compiled.touch_rows): the hull on a plane seabed
     touch = Touch(system.model, Scene(PlaneSeabed(0.1)), ContactLaw())
     contacts = Contacts(system.model, pair_rows=1)
-    for _ in range(2):  # found, then found again (matched with the first detection's rows)
+    for _ in range(2):  # found, then found again (at rest: the first detection's rows kept)
         touch.detect(*touch.poses(q), contacts)
     # the camera's kernels (sensors.camera_kernels): a small image of a plane seabed and a ball
     ball = Structure("ball", Shape("sphere", (0.5,), xyz=(3.0, 0.0, 0.0)))

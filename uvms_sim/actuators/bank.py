@@ -78,13 +78,14 @@ class ThrusterBank:
             self.throttle.warn("finite", f"thruster command rejected: {msg}")
             raise ValueError(msg)
         clamped = [PWM_MIN if x < PWM_MIN else PWM_MAX if x > PWM_MAX else x for x in values]
-        bad = {self.names[k]: x for k, (x, c) in enumerate(zip(values, clamped, strict=True)) if x != c}
-        if bad:
+        outside = [k for k, (x, c) in enumerate(zip(values, clamped, strict=True)) if x != c]
+        if outside:
+            bad = {self.names[k]: values[k] for k in outside}
             self.throttle.warn("range", f"thruster PWM outside {PWM_MIN:.0f}-{PWM_MAX:.0f} us clamped: {bad}")
         if clamped != self.pwm.tolist():  # (the same command: the same targets)
             self.pwm[:] = clamped
             self._targets_stale = True
-        return len(bad)
+        return len(outside)
 
     def set_motor_pwm(self, outputs: dict[int, float] | Array, thrusters: list[int] | None = None) -> int:
         """Command by autopilot output number: ``{motor: pwm}`` or an array where entry k is
@@ -187,8 +188,8 @@ class ThrusterBank:
 
         Commands in whole microseconds (an autopilot's, which change at every cycle of its loop)
         are looked up in a table of ``shaft_speeds`` at every whole microsecond from 1100 to
-        1900, made once per set of thruster models (the same numbers, without the table fit's
-        polynomials at every command)."""
+        1900, made once per set of thruster models (the same numbers to rounding, 1e-12, without
+        the table fit's polynomials at every command)."""
         if self._targets_stale:
             values = self.pwm.tolist()
             if all(x.is_integer() and PWM_MIN <= x <= PWM_MAX for x in values):
@@ -224,8 +225,8 @@ class ThrusterBank:
         if self._any_lag:
             if dt != self._decay_dt:  # (the node's steps are all of one dt)
                 self._decay_dt = dt
-                self._decay = np.where(self._lag, np.exp(-dt / np.where(self._lag, self._tau, 1.0)), 0.0)
-            self.n[:] = target + (self.n - target) * self._decay
+                self._decay = np.exp(-dt / np.where(self._lag, self._tau, 1.0))
+            self.n[:] = np.where(self._lag, target + (self.n - target) * self._decay, target)
         else:
             self.n[:] = target
 

@@ -195,8 +195,8 @@ def workspace_fields(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, int
 
 def connection_fields(nb: int, nv: int, nc: int) -> tuple[tuple[int, int], ...]:
     """The scratch of the Udwadia-Kalaba correction for nc connections (m = 6 nc rows): a⁰
-    (nb x 6), A (m x nv), b (m), the two body Jacobians (6 x nv each), M and its Cholesky
-    factor in place (nv x nv), G = A L⁻¹ rotated in place by the Jacobi SVD (m x nv), the
+    (nb x 6), A (m x nv), b (m), the two body Jacobians (6 x nv each), M and its tree-sparse
+    factor in place (nv x nv, ``crba._ltl``), G = A L⁻¹ rotated in place by the Jacobi SVD (m x nv), the
     residual (m), the rotations V (m x m), the correction (nv), two 3x3 rotations and the
     DOFs' parents (nv)."""
     m = 6 * nc

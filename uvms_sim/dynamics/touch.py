@@ -9,9 +9,10 @@ ancestor of the other in the tree (a link does not touch its own arm or vehicle,
 jaws of a gripper touch each other and the object between them, and vehicles and free objects
 touch everything).
 
-A pair within ``law.margin`` gets its points (``Query.touching``), each as two material points
-and a normal (``dynamics.contact``); the pair's stiffness, damping and tangential stiffness are
-shared among its points, so that a box resting on its face sinks as far as a sphere of the same
+A pair within ``law.margin`` gets its points (``Query.touching_placed``; the rows are written
+by ``compiled.touch_rows.pair_rows``), each as two material points and a normal
+(``dynamics.contact``); the pair's stiffness, damping and tangential stiffness are shared
+among its points, so that a box resting on its face sinks as far as a sphere of the same
 weight. A point found again near a point of the last detection (within ``MATCH`` of it) keeps
 that point's friction spring: what it holds, it holds on. Within ``KEEP`` it is the same
 material point (a face at rest) and its row is kept as it was; farther (a rolling or tilting

@@ -1,6 +1,8 @@
 """Compiled (numba) kernels of the hydrodynamic articulated-body algorithm and the integrators.
 
-The same algorithms as the reference modules, term for term, over the flat tables of
+The same algorithms as the reference modules, term for term (but for the factor of M in the
+Udwadia-Kalaba correction and the limit impacts: the tree-sparse LTL, ``crba._ltl``, equal to
+the reference's Cholesky factor's result to rounding), over the flat tables of
 ``dynamics.flat``, in modules named after the reference modules they mirror:
 
 - ``kinematics``: joint transforms, placements and velocities (McMillan et al. 1996 eqs. A1-A5,

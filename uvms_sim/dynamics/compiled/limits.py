@@ -168,10 +168,10 @@ def _reduce_couplings(BI, CI, CF, M):
 @kernel
 def _tree_sparse(BI, CI, P, nv):
     """Whether M reduced by the joint couplings (``_reduce_couplings``) keeps the sparsity of
-    the tree, so that ``crba._ltl`` factorises it: every follower a leaf DOF that leads no other
-    coupling, whose ancestors are all its leader, the leader's ancestors or descendants (the
-    fingers of a gripper mimicking a sibling). The leader's row and column then only gain
-    entries that the tree already has."""
+    the tree, so that ``crba._ltl`` factorises it: every follower a leaf DOF that leads no
+    other coupling and is in no other as a follower, whose ancestors are all its leader, the
+    leader's ancestors or descendants (the fingers of a gripper mimicking a sibling). The
+    leader's row and column then only gain entries that the tree already has."""
     for k in range(CI.shape[0]):
         if CI[k, 0] >= 0:
             continue
@@ -182,6 +182,8 @@ def _tree_sparse(BI, CI, P, nv):
         for kk in range(CI.shape[0]):
             if CI[kk, 0] < 0 and BI[-1 - CI[kk, 0], IV] == fv:
                 return False  # the follower leads another coupling
+            if kk != k and CI[kk, 0] < 0 and CI[kk, 1] == CI[k, 1]:
+                return False  # the follower is in two couplings (their rows would meet)
         j = int(P[fv])
         while j >= 0:
             if j != lv and not _above(P, j, lv) and not _above(P, lv, j):
