@@ -85,7 +85,6 @@ class Touch:
         margin = law.margin
         self.solid_body = np.array([b for b, _ in self.moving], dtype=int)
         self.solid_offset = np.array([s.p for _, s in self.moving]).reshape(-1, 3)
-        self.solid_R = np.array([s.R for _, s in self.moving]).reshape(-1, 3, 3)
         # the solids' coal transforms: the scene's once, the moving ones' at each detection
         self._placed = [self.query.coal.Transform3s() for _ in self.moving]
         self._static_placed = [self.query.placed(s, np.eye(3), np.zeros(3)) for _, s in self.static]
@@ -143,16 +142,14 @@ class Touch:
         """Find the touching pairs with the bodies at world rotations ``R`` (nb x 3 x 3, body to
         world) and origins ``p`` (NED) and write their points into the pair rows of
         ``contacts`` (growing it if needed); the number of points."""
-        centres = self._centres(R, p)  # (the solids' origins: their bounding spheres are about them)
-        rotations = np.einsum("kij,kjl->kil", R[self.solid_body], self.solid_R)
+        centres = self._centres(R, p)
         placed: dict[int, object] = {}
 
         def place(k: int):  # solid k's coal transform at this detection, set once
             tf = placed.get(k)
             if tf is None:
-                tf = placed[k] = self._placed[k]
-                tf.setRotation(rotations[k])
-                tf.setTranslation(centres[k])
+                b, solid = self.moving[k]
+                tf = placed[k] = self.query.placed(solid, R[b], p[b], self._placed[k])
             return tf
 
         still = self._still(R, p)
@@ -168,7 +165,7 @@ class Touch:
                 if still[b] and self._as_before(pair, found):
                     continue
                 other, placed_other = self.static[s][1], self._static_placed[s]
-                pts = self.query.touching_placed(solid, place(k), other, placed_other, False)
+                pts = self.query.touching_placed(solid, place(k), other, placed_other)
                 if pts:
                     found[pair] = pts
         if len(self.between):
@@ -181,7 +178,7 @@ class Touch:
                 asked.add(pair)
                 if still[a] and still[b] and self._as_before(pair, found):
                     continue
-                pts = self.query.touching_placed(sa, place(i[n]), sb, place(j[n]), False)
+                pts = self.query.touching_placed(sa, place(i[n]), sb, place(j[n]))
                 if pts:
                     found[pair] = pts
         self._asked = asked

@@ -20,7 +20,7 @@ from .scene import Scene
 from .seabed import PlaneSeabed
 
 Array = np.ndarray
-SAME = 1e-3  # m: two points of one pair closer than this are one
+SAME = 1e-3  # m: two points of one mesh pair closer than this are one (``dynamics.touch``)
 MAX_CONTACTS = 16  # contacts coal reports for one pair (a mesh: one per touching triangle)
 
 
@@ -135,14 +135,14 @@ class Query:
     def touching(self, a: Solid, Ra: Array, pa: Array, b: Solid, Rb: Array, pb: Array) -> list[tuple]:
         """Where the solids ``a`` (its frame at ``Ra``, ``pa`` in the world) and ``b`` touch or
         come within the margin: (point on a, point on b, normal from b to a), world frame; the
-        points of a face or an edge contact each (empty: apart)."""
+        points of a face or an edge contact each (empty: apart). A mesh's points are its
+        touching triangles' patches' as they are: a corner on a shared edge comes once per
+        triangle (``dynamics.touch`` keeps one, within ``SAME``)."""
         Ta, Tb = self.placed(a, Ra, pa, self._tf[0]), self.placed(b, Rb, pb, self._tf[1])
         return self.touching_placed(a, Ta, b, Tb)
 
-    def touching_placed(self, a: Solid, Ta, b: Solid, Tb, unique: bool = True) -> list[tuple]:
-        """``touching`` with the solids placed by their coal transforms (``placed``); with
-        ``unique`` False, a mesh's points are left as its triangles' patches give them (a corner
-        on a shared edge in each: ``dynamics.touch`` keeps one in compiled code)."""
+    def touching_placed(self, a: Solid, Ta, b: Solid, Tb) -> list[tuple]:
+        """``touching`` with the solids placed by their coal transforms (``placed``)."""
         coal = self.coal
         res = self.result
         res.clear()
@@ -161,16 +161,7 @@ class Query:
             res.clear()
             if coal.collide(ga, Ta, gb, Tb, self.request, res):
                 out += self._patch(ga, Ta, gb, Tb, res)
-        # a corner on two triangles' shared edge is in both their patches: once is enough
-        if not unique or len(out) < 2:
-            return out
-        on_a = np.array([point[0] for point in out])
-        near = (np.square(on_a[:, None, :] - on_a[None, :, :]).sum(axis=2) <= SAME * SAME).tolist()
-        kept: list[int] = []
-        for i in range(len(out)):
-            if not any(near[i][k] for k in kept):
-                kept.append(i)
-        return [out[i] for i in kept]
+        return out
 
     def _patch(self, ga, Ta, gb, Tb, res) -> list[tuple]:
         patches = self.patches
