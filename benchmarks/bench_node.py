@@ -1,5 +1,5 @@
 """Real-time factor and CPU use of the ``simulator`` node (its own process, BlueROV2 with the
-MAVROS shim, 500 Hz physics, 50 Hz publishing, /clock at 250 Hz).
+MAVROS shim, 500 Hz physics, 50 Hz publishing, /clock at 200 Hz).
 
 For real_time_factor 1 (paced) and 0 (as fast as possible): the simulated seconds per wall
 second over a window, from two /clock samples at its ends, and the node's CPU time over the
@@ -406,7 +406,7 @@ def main() -> None:
         node.destroy_node()
         rclpy.shutdown()
         return
-    print("simulator node, BlueROV2 + MAVROS shim, 500 Hz physics, 50 Hz publishing, /clock 250 Hz")
+    print("simulator node, BlueROV2 + MAVROS shim, 500 Hz physics, 50 Hz publishing, /clock 200 Hz")
     for rtf in (1.0, 0.0):
         achieved, cpu = measure(rtf, args.seconds, node)
         label = "paced at 1.0" if rtf else "as fast as possible"

@@ -19,6 +19,8 @@ from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 from transforms3d.quaternions import quat2mat
 
+from uvms_sim.ros import messages
+
 pytestmark = pytest.mark.ros
 
 
@@ -122,6 +124,25 @@ def test_tf_tree_is_complete_and_matches_odometry():
         reached = lambda: js() and abs(js().position[1] - 0.4) < 0.02 and abs(js().position[2] + 0.3) < 0.02  # noqa: E731
         assert spin_until(executor, reached, every=lambda: cmd.publish(target), timeout=30)
         assert list(js().name) == ["arm_joint1", "arm_joint2", "arm_joint3", "arm_joint4"]
+        # each joint's transform turns by the position joint_states gives at the same stamp
+        # (its joint's tree rotation times the rotation about its axis; 1e-12: rounding)
+        model = _sim.sim.model
+        same = [
+            (m, j)
+            for m in ear.msgs["/tf"][-20:]
+            for j in ear.msgs["joint_states"][-20:]
+            if m.transforms[0].header.stamp == j.header.stamp
+        ]
+        assert same
+        tf_msg, state = same[-1]
+        moved = {x.child_frame_id: x.transform.rotation for x in tf_msg.transforms}
+        tree = messages.tree_quaternions(model)
+        for k, i in enumerate(_sim.motors.index):  # the bodies of joint_states' joints, in order
+            q = np.array(model.neutral(), dtype=float)
+            q[model.idx_q[i]] = state.position[k]
+            r = moved[f"arm_link{k + 1}"]
+            want = messages.joint_quaternion(model, i, q, tree[i])
+            np.testing.assert_allclose([r.w, r.x, r.y, r.z], want if want[0] >= 0.0 else -want, atol=1e-12)
         # odom -> base_link equals the odometry published with it
         tf_msg = ear.last("/tf")
         odom = [o for o in ear.msgs["odom"] if o.header.stamp == tf_msg.transforms[0].header.stamp]

@@ -115,6 +115,29 @@ def test_pose_values_keep_w_non_negative_as_transform_does():
         assert row.tolist() == [t.translation.x, t.translation.y, t.translation.z, r.x, r.y, r.z, r.w]
 
 
+def test_revolute_quaternions_are_each_joints_quaternion():
+    """The /tf rows of an arm's revolute joints, computed at once, are ``joint_quaternion``'s
+    for each joint (the Heavy with the Reach Alpha 5, angles over several turns of both signs;
+    1e-15: a few roundings of products of unit numbers)."""
+    from uvms_sim.model import load
+    from uvms_sim.model.configs import resolve
+
+    model = load(resolve("bluerov2_heavy_alpha5")).model
+    tree = messages.tree_quaternions(model)
+    joints = [i for i, j in enumerate(model.joints) if j.type in ("revolute", "continuous")]
+    assert len(joints) >= 5
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        iq = np.array([model.idx_q[i] for i in joints])
+        q = np.array(model.neutral(), dtype=float)
+        q[iq] = rng.uniform(-20.0, 20.0, len(joints))
+        got = messages.revolute_quaternions(
+            np.array([tree[i] for i in joints]), np.array([model.joints[i].axis for i in joints]), q[iq]
+        )
+        want = np.array([messages.joint_quaternion(model, i, q, tree[i]) for i in joints])
+        np.testing.assert_allclose(got, want, rtol=0.0, atol=1e-15)
+
+
 def test_serialized_bytes_cross_a_dds_topic_as_the_message():
     """A real publisher and subscription (two nodes, the middleware between them): what the
     reader gets from the published bytes is the message."""

@@ -55,8 +55,10 @@ from sensor_msgs.msg import Imu
 from std_msgs.msg import Float64
 
 from ..actuators.ardusub import FRAMES, MOUNT_LIMITS, RC_INPUTS, ArduSubEmulator, VehicleState, infer_frame
+from ..spatial import Array
 from . import messages
 from .messages import wanted
+from .serialized import Serialized
 
 FS_PILOT_TIMEOUT = 3.0  # s, ArduSub's FS_PILOT_TIMEOUT default
 JS_GAIN_DEFAULT = 0.5
@@ -102,7 +104,10 @@ class MavrosShim:
         param = node.get_parameter
         self.local_frame = param("local_position_frame_id").value or node.world_frame or node.frame_id
         self.local_child = param("local_position_child_frame_id").value or io.frames.flu
-        self.start_depth = None
+        pose = PoseStamped()
+        pose.header.frame_id = self.local_frame
+        self.pose_wire = Serialized(pose, [f"pose.{f}" for f in messages.POSE_FIELDS], ("header.stamp",))
+        self.start_depth: float | None = None
         self.state_dirty = False  # mavros/state to publish at the next publish period
         self.publish_state()
 
@@ -226,9 +231,12 @@ class MavrosShim:
             self.state_dirty = False
             self.publish_state()
 
-    def publish(self, stamp, odom: Odometry, imu: Imu) -> None:
-        """The telemetry topics; a message is built only for a topic with subscribers."""
-        z = odom.pose.pose.position.z
+    def publish(self, stamp, pose: Array, odom: Odometry | None, imu: Imu | None) -> None:
+        """The telemetry topics; a message is built only for a topic with subscribers.
+        ``pose``: the vehicle's pose in ``odom`` (``messages.POSE_FIELDS``'s order); ``odom``
+        and ``imu``: the messages for local_position/odom and imu/data, or None where those
+        have no reader (``VehicleIO.publish`` asks ``wanted`` as this does)."""
+        z = float(pose[2])
         if self.start_depth is None:
             self.start_depth = z
         if wanted(self.rc_out_pub):
@@ -242,23 +250,23 @@ class MavrosShim:
             rc.rssi = 255
             rc.channels = [int(c) for c in self.autopilot.rc]
             self.rc_in_pub.publish(rc)
-        if wanted(self.imu_pub):
+        if imu is not None and wanted(self.imu_pub):
             self.imu_pub.publish(imu)
-        want_pose, want_odom = wanted(self.pose_pub), wanted(self.odom_pub)
+        want_pose, want_odom = wanted(self.pose_pub), odom is not None and wanted(self.odom_pub)
         if want_pose or want_odom:
-            in_world = self.node.world_pose(odom.pose.pose)
-        if want_pose:
-            pose = PoseStamped()
-            pose.header.stamp = stamp
-            pose.header.frame_id = self.local_frame
-            pose.pose = in_world
-            self.pose_pub.publish(pose)
+            in_world = self.node.world_pose(pose)
+        if want_pose:  # as bytes: only the numbers and the stamp change (``serialized``)
+            self.pose_pub.publish(self.pose_wire.fill(in_world, stamp.sec, stamp.nanosec))
         if want_odom:
+            assert odom is not None
             local = Odometry()
             local.header.stamp = stamp
             local.header.frame_id = self.local_frame
             local.child_frame_id = self.local_child
-            local.pose.pose, local.pose.covariance = in_world, odom.pose.covariance
+            messages.vector_msg(local.pose.pose.position, in_world[:3])
+            o = local.pose.pose.orientation
+            o.x, o.y, o.z, o.w = map(float, in_world[3:])
+            local.pose.covariance = odom.pose.covariance
             local.twist = odom.twist
             self.odom_pub.publish(local)
         if wanted(self.alt_pub):

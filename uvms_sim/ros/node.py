@@ -4,8 +4,10 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
 
 - ``description`` (``bluerov2``): a description file (.yaml, .urdf, .xacro) or a shipped
   config's name; vehicles start at the description's initial pose.
-- ``physics_rate`` (Hz, 500), ``publish_rate`` (Hz, 50), ``clock_rate`` (Hz, 250: /clock when
-  ``use_sim_time`` is true), ``real_time_factor`` (1.0; 0 = as fast as possible).
+- ``physics_rate`` (Hz, 500), ``publish_rate`` (Hz, 50), ``clock_rate`` (Hz, 200: /clock when
+  ``use_sim_time`` is true; ArduSub's loop rate, so that at 1 kHz physics /clock rides on the
+  autopilot's events instead of cutting the compiled steps at other instants),
+  ``real_time_factor`` (1.0; 0 = as fast as possible).
 - ``frame_id`` (``odom``), ``frame_prefix`` (``""``, prepended to every TF frame, for several
   simulator nodes in one graph).
 - ``world_frame`` (``map``; ``""``: none): a world frame shared by every simulator node, not
@@ -149,7 +151,7 @@ from functools import partial
 import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Pose, TransformStamped, WrenchStamped
+from geometry_msgs.msg import TransformStamped, WrenchStamped
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import ROSClock
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -178,6 +180,7 @@ from ..sensors import current_accelerations
 from ..sensors.estimator import Estimator
 from ..sensors.suite import SensorSuite
 from ..simulator import Simulator
+from ..spatial import Array
 from ..viz.web_front import ServeError
 from . import messages
 from .messages import wanted
@@ -409,6 +412,26 @@ class SimulatorNode(Node):
             [f"transforms[{k}].header.stamp" for k in range(len(pairs))],
         )
         self.tf_poses = np.zeros((len(pairs), 3)), np.zeros((len(pairs), 4))  # origins, [w x y z]
+        # the moving joints' rows of the message: the revolute ones in one vectorised product
+        # (``messages.revolute_quaternions``), the others one at a time
+        first = len(self.vehicles)
+        revolute = [
+            (k, i)
+            for k, i in enumerate(self.moving_joints)
+            if model.joints[i].type in ("revolute", "continuous")
+        ]
+        self.tf_revolute = (
+            np.array([first + k for k, _ in revolute], dtype=int),
+            np.array([model.idx_q[i] for _, i in revolute], dtype=int),
+            np.array([model.joints[i].axis for _, i in revolute], dtype=float).reshape(-1, 3),
+            np.array([self.tree_quats[i] for _, i in revolute], dtype=float).reshape(-1, 4),
+        )
+        done = {i for _, i in revolute}
+        self.tf_other = [(first + k, i) for k, i in enumerate(self.moving_joints) if i not in done]
+        self.tf_moving = (
+            np.arange(first, first + len(self.moving_joints)),
+            np.array(self.moving_joints, dtype=int),
+        )
 
     def _joint_actuators(self) -> JointMotors | JointServos | None:
         """The 1-DOF joints' actuators: a Reach Alpha 5's firmware servos
@@ -586,16 +609,17 @@ class SimulatorNode(Node):
         assert system is not None
         return system.initial_q
 
-    def world_pose(self, pose: Pose) -> Pose:
-        """A pose in ``odom`` expressed in the world frame (``world_offset``); unchanged
-        without a world frame."""
-        if not self.world_frame:
-            return pose
+    def world_pose(self, pose: Array) -> Array:
+        """A pose in ``odom`` (``x y z``, then ``x y z w``: ``messages.POSE_FIELDS``'s order)
+        expressed in the world frame (``world_offset``); unchanged without a world frame or
+        when the two coincide (``world_offset`` zero, as by default)."""
         offset, quat = self.world_offset
-        p, o = pose.position, pose.orientation
-        out = Pose()
-        messages.vector_msg(out.position, offset + rotate_vector([p.x, p.y, p.z], quat))
-        messages.quat_msg(out.orientation, qmult(quat, [o.w, o.x, o.y, o.z]))
+        if not self.world_frame or (not offset.any() and quat[0] == 1.0):
+            return pose
+        out = np.empty(7)
+        out[:3] = offset + rotate_vector(pose[:3], quat)
+        w = qmult(quat, [pose[6], pose[3], pose[4], pose[5]])
+        out[3:6], out[6] = w[1:], w[0]
         return out
 
     def destroy_node(self) -> None:
@@ -909,10 +933,14 @@ class SimulatorNode(Node):
             quat[k] = frames.quat_ned_frd_to_enu_flu(own)
             p[k] = frames.NED_TO_ENU @ data.p_world[root]
             k += 1
-        for i in self.moving_joints:
-            quat[k] = messages.joint_quaternion(model, i, q, self.tree_quats[i])
-            p[k] = data.r[i]
-            k += 1
+        rows, iq, axes, tree = self.tf_revolute
+        if len(rows):
+            quat[rows] = messages.revolute_quaternions(tree, axes, q[iq])
+        for row, i in self.tf_other:
+            quat[row] = messages.joint_quaternion(model, i, q, self.tree_quats[i])
+        rows, bodies = self.tf_moving
+        p[rows] = data.r[bodies]
+        k += len(self.moving_joints)
         for vf in self.object_frames:  # a free joint: from q alone
             s = model.q_slice(vf.root)
             quat[k] = frames.quat_ned_frd_to_enu_flu(q[s.start + 3 : s.start + 7])

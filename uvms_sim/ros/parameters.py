@@ -13,7 +13,7 @@ PARAMETERS = {
     "description": "bluerov2",
     "physics_rate": 500.0,
     "publish_rate": 50.0,
-    "clock_rate": 250.0,
+    "clock_rate": 200.0,
     "real_time_factor": 1.0,
     "frame_id": "odom",
     "frame_prefix": "",

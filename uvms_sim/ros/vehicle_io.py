@@ -181,31 +181,38 @@ class VehicleIO:
         root = self.frames.root
         s = sim.model.q_slice(root)
         q, v = sim.state.q[s], data.v[root]
-        listened = self.shim is not None and self.shim.listened()
+        shim = self.shim
+        listened = shim is not None and shim.listened()
         truth = listened and self.estimator is None  # the shim reports the truth
+        # message objects for the shim only where it publishes them (its pose goes as bytes)
+        shim_odom = truth and shim is not None and wanted(shim.odom_pub)
+        shim_imu = truth and shim is not None and wanted(shim.imu_pub)
         odom = imu = None
         want_odom, want_imu = wanted(self.odom), wanted(self.imu)
         sec, nanosec = stamp.sec, stamp.nanosec
-        if truth or want_odom:  # the numbers once, for the bytes and the shim's message
+        x = None
+        if truth or want_odom:  # the numbers once, for the bytes and the shim's messages
             x = messages.odometry_values(q, v)
             if want_odom:
                 self.odom.publish(self.odom_wire.fill(x, sec, nanosec))
-            if truth:
+            if shim_odom:
                 odom = messages.odometry(stamp, node.frame_id, self.frames.flu, q, v, self.odom_msg, x)
                 self.odom_msg = odom
-        if truth or want_imu:
+        if shim_imu or want_imu:
             f = specific_force(data, acc, root, sim.env.gravity)
-            x = messages.imu_values(q[3:7], v[3:], f)
+            xi = messages.imu_values(q[3:7], v[3:], f)
             if want_imu:
-                self.imu.publish(self.imu_wire.fill(x, sec, nanosec))
-            if truth:
-                imu = self.imu_msg = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f, self.imu_msg, x)
-        if self.shim is not None and listened:
+                self.imu.publish(self.imu_wire.fill(xi, sec, nanosec))
+            if shim_imu:
+                imu = self.imu_msg = messages.imu(stamp, self.frames.flu, q[3:7], v[3:], f, self.imu_msg, xi)
+        if shim is not None and listened:
             if self.estimator is not None:  # what its sensors tell the autopilot, not the truth
                 odom, imu = self.estimated(stamp, q, v)
-            self.shim.publish(stamp, odom, imu)
-        elif self.shim is not None:
-            self.shim.publish_status()
+                x = messages.pose_numbers(odom.pose.pose)
+            assert x is not None
+            shim.publish(stamp, x[:7], odom, imu)
+        elif shim is not None:
+            shim.publish_status()
         depth = float(data.p_world[root][2])
         if wanted(self.pressure):
             pressure = FluidPressure()
