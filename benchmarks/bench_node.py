@@ -251,7 +251,8 @@ def arm(node, seconds: float, description: str = "bluerov2_heavy_alpha5") -> Non
     """BlueROV2 Heavy + Reach Alpha 5 at 1 kHz: the MAVROS shim and the emulated ArduSub, the
     arm's firmware servos and joint_trajectory_controller executing a trajectory for the whole
     window (a slow sweep of the four rotate joints), without and with listeners, disarmed and
-    armed in ALT_HOLD; then the Heavy alone (disarmed) in the same conditions, for reference.
+    armed in ALT_HOLD, then with the semi-implicit Euler step instead of RK4 (``integrator``);
+    then the Heavy alone (disarmed) in the same conditions, for reference.
     Also the simulated seconds per CPU second of the node (the real-time factor it reaches with
     a core to itself: on a shared machine the wall-clock factor follows the load).
     ``description`` ``bluerov2_heavy_alpha5_grasp``: the same over a heightmap seabed with ten
@@ -300,16 +301,19 @@ def arm(node, seconds: float, description: str = "bluerov2_heavy_alpha5") -> Non
         f"simulator node, BlueROV2 Heavy + Reach Alpha 5{scene}, 1 kHz physics, MAVROS shim, "
         "trajectory controller:"
     )
-    cases = [(description, False, sweep), (description, True, sweep), (description, True, fly)]
-    cases.append(("bluerov2_heavy", True, None))
-    for name, listen, started in cases:
-        extra = ("-p", f"description:={name}", "-p", "marker_rate:=0.0")
+    cases = [(description, listen, sweep, "rk4") for listen in (False, True)]
+    cases += [(description, True, fly, "rk4"), (description, True, sweep, "semi_implicit_euler")]
+    cases.append(("bluerov2_heavy", True, None, "rk4"))
+    for name, listen, started, integrator in cases:
+        extra = ("-p", f"description:={name}", "-p", "marker_rate:=0.0", "-p", f"integrator:={integrator}")
         rtf, cpu = measure(0.0, seconds, node, 1000.0, extra, listen=listen, started=started)
         label = "with listeners (odom, imu, tf, mavros pose)" if listen else "no listeners"
         if started is fly:
             label = "armed in ALT_HOLD, " + label
         if started is None:
             label = "the Heavy alone, " + label
+        if integrator != "rk4":
+            label = f"{integrator}, " + label
         print(
             f"  as fast as possible, {label:78s}: {rtf:6.1f}x real time, CPU {cpu:5.1f} % of one core; "
             f"{rtf / max(cpu, 1e-9) * 100.0:6.1f}x real time per CPU second of the node"

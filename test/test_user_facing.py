@@ -157,8 +157,19 @@ def test_summary_line_says_what_runs():
     assert "bluerov2 from" in line and "bluerov2.yaml" in line
     assert "1 vehicle(s): bluerov2 (6 thrusters, emulated ArduSub vectored on mavros/)" in line
     assert "6 DOF" in line and "TF map -> odom -> base_link" in line
-    assert "physics 500 Hz, publish 50 Hz" in line and "simulated time (/clock at 200 Hz)" in line
+    assert "physics 500 Hz (rk4), publish 50 Hz" in line and "simulated time (/clock at 200 Hz)" in line
     assert "as fast as possible" in line
+
+
+def test_the_integrator_is_chosen_by_name():
+    """``integrator``: the step the node's simulator takes, said in the summary; a name that is
+    not one is refused at start naming the choices."""
+    with simulator(description="bluerov2", integrator="semi_implicit_euler") as (sim, _u, _e):
+        assert sim.sim.method == "semi_implicit_euler"
+        assert "physics 500 Hz (semi_implicit_euler)" in sim.summary()
+    with pytest.raises(ValueError, match="integrator: expected one of rk4, semi_implicit_euler, got 'euler'"):
+        with simulator(integrator="euler"):
+            pass
 
 
 def _node(ctx, ns, params):

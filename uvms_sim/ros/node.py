@@ -8,6 +8,9 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   ``use_sim_time`` is true; ArduSub's loop rate, so that at 1 kHz physics /clock rides on the
   autopilot's events instead of cutting the compiled steps at other instants),
   ``real_time_factor`` (1.0; 0 = as fast as possible).
+- ``integrator`` (``rk4``): the step, ``rk4`` (Runge-Kutta-Munthe-Kaas, four evaluations of
+  the dynamics) or ``semi_implicit_euler`` (one evaluation: about twice the node's speed for
+  the Heavy with the Reach Alpha 5 at 1 kHz; docs/performance.md gives its accuracy).
 - ``frame_id`` (``odom``), ``frame_prefix`` (``""``, prepended to every TF frame, for several
   simulator nodes in one graph).
 - ``world_frame`` (``map``; ``""``: none): a world frame shared by every simulator node, not
@@ -236,7 +239,7 @@ class SimulatorNode(Node):
                 "compiling the physics kernels: the first start after an install or an update takes about "
                 "a minute on 2 cores before the first odometry ('uvms-sim kernels' does it ahead of time)"
             )
-        self.sim = Simulator.from_system(self.system)
+        self.sim = Simulator.from_system(self.system, get("integrator"))
         self.motors = self._joint_actuators()
         self.sim.joint_motors = self.motors
         self.dt = 1.0 / float(get("physics_rate"))
@@ -597,8 +600,8 @@ class SimulatorNode(Node):
         return (
             f"{self.system.name} from {self.description_path}: {len(self.vehicles)} vehicle(s): "
             f"{', '.join(vehicles)}; {self.sim.model.nv} DOF; TF {world}{self.frame_id} -> "
-            f"{', '.join(io.frames.flu for io in self.vehicles)}; physics {r['physics_rate']:g} Hz, "
-            f"publish {r['publish_rate']:g} Hz; {clock}, {pace}{view}"
+            f"{', '.join(io.frames.flu for io in self.vehicles)}; physics {r['physics_rate']:g} Hz "
+            f"({self.sim.method}), publish {r['publish_rate']:g} Hz; {clock}, {pace}{view}"
         )
 
     @property

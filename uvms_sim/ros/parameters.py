@@ -12,6 +12,7 @@ from ..viz.video import check_host
 PARAMETERS = {
     "description": "bluerov2",
     "physics_rate": 500.0,
+    "integrator": "rk4",
     "publish_rate": 50.0,
     "clock_rate": 200.0,
     "real_time_factor": 1.0,
@@ -83,6 +84,8 @@ NAMESPACE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*")
 FRAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*(/[A-Za-z0-9_][A-Za-z0-9_.\-]*)*")
 NAMES = {"mavros_namespace": NAMESPACE, "frame_id": FRAME, "frame_prefix": FRAME, "world_frame": FRAME,
          "local_position_frame_id": FRAME, "local_position_child_frame_id": FRAME}  # fmt: skip
+# Texts that name one of a few choices (``Simulator``'s integrators).
+CHOICES = {"integrator": ("rk4", "semi_implicit_euler")}
 MAY_BE_EMPTY = {"frame_prefix", "world_frame", "local_position_frame_id", "local_position_child_frame_id"}
 
 
@@ -102,6 +105,8 @@ def check_parameter(name: str, value):
     if isinstance(default, str):
         if not isinstance(value, str):
             raise ValueError(f"parameter {name}: expected a text, got {value!r}")
+        if name in CHOICES and value not in CHOICES[name]:
+            raise ValueError(f"parameter {name}: expected one of {', '.join(CHOICES[name])}, got {value!r}")
         pattern = NAMES.get(name)
         named = value + "odom" if name == "frame_prefix" else value  # a prefix may end in "/"
         if (
