@@ -197,11 +197,13 @@ def connection_fields(nb: int, nv: int, nc: int) -> tuple[tuple[int, int], ...]:
     """The scratch of the Udwadia-Kalaba correction for nc connections (m = 6 nc rows): a⁰
     (nb x 6), A (m x nv), b (m), the two body Jacobians (6 x nv each), M and its tree-sparse
     factor in place (nv x nv, ``crba._ltl``), G = A L⁻¹ rotated in place by the Jacobi SVD (m x nv), the
-    residual (m), the rotations V (m x m), the correction (nv), two 3x3 rotations and the
-    DOFs' parents (nv)."""
+    residual (m), the rotations V (m x m), the correction (nv), two 3x3 rotations, the
+    DOFs' parents (nv) and the bodies' accelerations of ``aba._inverse_inertia`` (nb x 6; its
+    forces go into a⁰). With joint couplings only, G holds M⁻¹ Aᵀ (a row per row of A) and the
+    nv x nv field A M⁻¹ Aᵀ."""
     m = 6 * nc
     return ((nb, 6), (m, nv), (m, 1), (6, nv), (6, nv), (nv, nv), (m, nv), (m, 1), (m, m), (nv, 1),
-            (3, 3), (3, 3), (nv, 1))  # fmt: skip
+            (3, 3), (3, 3), (nv, 1), (nb, 6))  # fmt: skip
 
 
 def input_fields(nb: int, nq: int, nv: int, nt: int) -> tuple[tuple[int, int], ...]:

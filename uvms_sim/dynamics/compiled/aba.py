@@ -32,8 +32,8 @@ from ..flat import (
     WU,
     WUU,
 )
-from .buffers import kernel
-from .spatial import _add_congruence, _outward, _xforce_add
+from .buffers import inlined, kernel
+from .spatial import _add_congruence, _outward, _xforce_add, _xmotion
 
 
 @kernel
@@ -63,6 +63,23 @@ def _chol_inv(D, do, n, out, oo, S):
                 s += S[S_CLI + 6 * k + i] * S[S_CLI + 6 * k + j]
             out[oo + 6 * i + j] = s
             out[oo + 6 * j + i] = s
+
+
+@inlined
+def _joint_acceleration(row, nv, u, uo, ap, ao, S, out, oo):
+    """out[oo:oo+nv] = D⁻¹ (u - Uᵀ a') for the U, D⁻¹ of body ``row`` (WU, WDI), u at
+    u[uo:] and a' = X a_λ + c at ap[ao:] (McMillan et al. 1996 appendix A.3); u is read whole
+    before out is written (they may be the same)."""
+    for c in range(nv):
+        s = u[uo + c]
+        for a in range(6):
+            s -= row[WU + 6 * a + c] * ap[ao + a]
+        S[S_RHS + c] = s
+    for c in range(nv):
+        s = 0.0
+        for d in range(nv):
+            s += row[WDI + 6 * c + d] * S[S_RHS + d]
+        out[oo + c] = s
 
 
 # The joint enters the ABA only through its motion subspace S, read from the table (``flat.SM``,
@@ -176,16 +193,7 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
         _outward(WB, i, lam, WB[lam], WA, row, WC, S, S_AP)
         nv = BI[i, JNV]
         k = BI[i, IV]
-        for c in range(nv):
-            s = row[WUU + c]
-            for a in range(6):
-                s -= row[WU + 6 * a + c] * S[S_AP + a]
-            S[S_RHS + c] = s
-        for c in range(nv):
-            s = 0.0
-            for d in range(nv):
-                s += row[WDI + 6 * c + d] * S[S_RHS + d]
-            ddq[k + c] = s
+        _joint_acceleration(row, nv, row, WUU, S, S_AP, S, ddq, k)
         h = BI[i, SAX]
         if BI[i, SID]:
             for a in range(6):
@@ -200,3 +208,53 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
                     S[S_AP + a] += BF[i, SM + 6 * c + a] * x
         for a in range(6):
             row[WA + a] = S[S_AP + a]
+
+
+@kernel
+def _inverse_inertia(BF, BI, WB, S, x, y, PB, AB):
+    """y = M⁻¹ x for joint forces x, from the U and D⁻¹ of every body that the last
+    ``aba_pass`` left in WB (Featherstone 2008 §7.3: the articulated inertias depend on q alone,
+    so M⁻¹ x is the ABA's bias and acceleration passes again with no velocity, no gravity and
+    no external force: ``pᵃ = pᴬ + U D⁻¹ u``, ``u = x - Sᵀ pᴬ``, then ``q̈ = D⁻¹ (u - Uᵀ X a_λ)``).
+    PB, AB (nb x 6): the bodies' forces and accelerations of this problem. O(nb) a call."""
+    nb = BI.shape[0]
+    for i in range(nb):
+        for a in range(6):
+            PB[i, a] = 0.0
+    for i in range(nb - 1, -1, -1):
+        row = WB[i]
+        nv = BI[i, JNV]
+        k = BI[i, IV]
+        for c in range(nv):  # u = x - Sᵀ pᴬ, kept in y until the forward pass
+            s = x[k + c]
+            for a in range(6):
+                s -= BF[i, SM + 6 * c + a] * PB[i, a]
+            y[k + c] = s
+        lam = BI[i, PARENT]
+        if lam < 0:
+            continue
+        for c in range(nv):  # pᵃ = pᴬ + U D⁻¹ u
+            s = 0.0
+            for d in range(nv):
+                s += row[WDI + 6 * c + d] * y[k + d]
+            S[S_RHS + c] = s
+        for a in range(6):
+            s = 0.0
+            for c in range(nv):
+                s += row[WU + 6 * a + c] * S[S_RHS + c]
+            PB[i, a] += s
+        _xforce_add(WB, i, PB[i], 0, PB[lam], 0)
+    for i in range(nb):
+        row = WB[i]
+        lam = BI[i, PARENT]
+        if lam >= 0:
+            _xmotion(WB, i, AB[lam], 0, AB[i], 0)
+        else:
+            for a in range(6):
+                AB[i, a] = 0.0
+        nv = BI[i, JNV]
+        k = BI[i, IV]
+        _joint_acceleration(row, nv, y, k, AB[i], 0, S, y, k)
+        for c in range(nv):
+            for a in range(6):
+                AB[i, a] += BF[i, SM + 6 * c + a] * y[k + c]

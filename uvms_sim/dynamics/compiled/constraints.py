@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..flat import IQ, IV, JNV, PARENT, S_COL, S_TMP, WC, WPW, WRW, WV
-from .aba import aba_pass
+from .aba import _inverse_inertia, aba_pass
 from .buffers import _connection_fields, _flat_part, _part, inlined, kernel
 from .crba import _crba, _dof_parents, _ltl, _ltl_solve, _ltl_solve_t, _s_column
 from .kinematics import forward_pass
@@ -24,7 +24,10 @@ def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_e
     aba_pass(BF, BI, WB, S, tau, ddq)
     if CI.shape[0]:
         _constraint_rows(BF, BI, CI, CF, WB, S, CS, q, v, ddq.shape[0])
-        _udwadia_kalaba(BF, BI, WB, S, CS, CI.shape[0], ddq)
+        if _couplings_only(BI, CI):
+            _udwadia_kalaba_couplings(BF, BI, WB, S, CS, CI.shape[0], ddq)
+        else:
+            _udwadia_kalaba(BF, BI, WB, S, CS, CI.shape[0], ddq)
 
 
 @kernel
@@ -95,9 +98,10 @@ def _constraint_rows(BF, BI, CI, CF, WB, S, CS, q, v, nv):
     a0, A, b = _part(CS, 0, F, 0), _part(CS, 0, F, 1), _flat_part(CS, 0, F, 2)
     Jp, Jc = _part(CS, 0, F, 3), _part(CS, 0, F, 4)
     Rt, Rc = _part(CS, 0, F, 10), _part(CS, 0, F, 11)
-    for i in range(nb):
-        lam = BI[i, PARENT]
-        _outward(WB, i, lam, a0[lam], 0, WB[i], WC, a0[i], 0)  # a⁰_i = X_i a⁰_λ + c_i
+    if not _couplings_only(BI, CI):  # a⁰ is for the connections' rows only
+        for i in range(nb):
+            lam = BI[i, PARENT]
+            _outward(WB, i, lam, a0[lam], 0, WB[i], WC, a0[i], 0)  # a⁰_i = X_i a⁰_λ + c_i
     for k in range(nc):
         p, c = CI[k, 0], CI[k, 1]
         if p < 0:  # a joint coupling
@@ -144,6 +148,66 @@ def _constraint_rows(BF, BI, CI, CF, WB, S, CS, q, v, nv):
         _pose_error(WB, p, c, E, r, beta * beta, Rt, Rc, b, 6 * k)
 
 
+@inlined
+def _residual_row(A, b, row, ddq, dst, k, res):
+    """dst[k] = A[row] and res[k] = b[row] - A[row] q̈_u (a row kept for the correction; dst
+    may be A itself with k <= row)."""
+    s = b[row]
+    for j in range(ddq.shape[0]):
+        dst[k, j] = A[row, j]
+        s -= A[row, j] * ddq[j]
+    res[k] = s
+
+
+@kernel
+def _couplings_only(BI, CI):
+    """Whether every row of CI is a joint coupling whose follower is in no other coupling and
+    leads none: each row of A then has a column (its follower's) that no other row touches, so
+    A has full row rank and A M⁻¹ Aᵀ is positive definite."""
+    for k in range(CI.shape[0]):
+        if CI[k, 0] >= 0:
+            return False
+        for kk in range(CI.shape[0]):
+            if kk != k and (CI[kk, 1] == CI[k, 1] or -1 - CI[kk, 0] == CI[k, 1]):
+                return False
+    return True
+
+
+@kernel
+def _udwadia_kalaba_couplings(BF, BI, WB, S, CS, nc, ddq):
+    """``_udwadia_kalaba`` for joint couplings only (``_couplings_only``): ddq <- q̈_u + Y (A Y)⁻¹
+    (b - A q̈_u) with Y = M⁻¹ Aᵀ, a column per coupling from the ABA's own articulated
+    quantities (``aba._inverse_inertia``), no joint-space inertia formed. With A of full row
+    rank, L⁻¹ (A L⁻¹)⁺ = L⁻¹ (A L⁻¹)ᵀ (A M⁻¹ Aᵀ)⁻¹ = M⁻¹ Aᵀ (A M⁻¹ Aᵀ)⁻¹ for any M = Lᵀ L: the
+    same correction as the general path, to rounding. The small system is solved by
+    ``_pinv_solve`` (its cut-off squared: the singular values of A M⁻¹ Aᵀ are those of
+    A L⁻¹ squared)."""
+    nb, nv, m = BI.shape[0], ddq.shape[0], 6 * nc
+    F = _connection_fields(nb, nv, nc)
+    PB, A, b = _part(CS, 0, F, 0), _part(CS, 0, F, 1), _flat_part(CS, 0, F, 2)
+    Y, res, V, corr = _part(CS, 0, F, 6), _flat_part(CS, 0, F, 7), _part(CS, 0, F, 8), _flat_part(CS, 0, F, 9)
+    AB = _part(CS, 0, F, 13)
+    rows = 0
+    for row in range(m):  # the first row of each coupling (the other five are zero)
+        if row % 6:
+            continue
+        _residual_row(A, b, row, ddq, A, rows, res)
+        _inverse_inertia(BF, BI, WB, S, A[rows], Y[rows], PB, AB)
+        rows += 1
+    K = _flat_part(CS, 0, F, 5)[: rows * rows].reshape((rows, rows))
+    for r in range(rows):
+        for c in range(rows):
+            s = 0.0
+            for j in range(nv):
+                s += A[r, j] * Y[c, j]
+            K[r, c] = s
+    _pinv_solve(K, V, res[:rows], corr, 1e-20)  # corr[:rows] = (A Y)⁻¹ res
+    for r in range(rows):
+        f = corr[r]
+        for j in range(nv):
+            ddq[j] += f * Y[r, j]
+
+
 @kernel
 def _udwadia_kalaba(BF, BI, WB, S, CS, nc, ddq):
     """ddq <- q̈_u + L⁻¹ (A L⁻¹)⁺ (b - A q̈_u) with M = Lᵀ L (constraints.udwadia_kalaba;
@@ -173,11 +237,7 @@ def _udwadia_kalaba(BF, BI, WB, S, CS, nc, ddq):
                 break
         if zero:
             continue
-        s = b[row]
-        for j in range(nv):
-            G[rows, j] = A[row, j]
-            s -= A[row, j] * ddq[j]
-        res[rows] = s
+        _residual_row(A, b, row, ddq, G, rows, res)
         _ltl_solve_t(L, P, G[rows])
         rows += 1
     _pinv_solve(G[:rows], V, res[:rows], corr, 1e-10)  # corr = G⁺ res (nv)
