@@ -1,8 +1,10 @@
 """Compiled (numba) kernels of the hydrodynamic articulated-body algorithm and the integrators.
 
 The same algorithms as the reference modules, term for term (but for the factor of M in the
-Udwadia-Kalaba correction and the limit impacts: the tree-sparse LTL, ``crba._ltl``, equal to
-the reference's Cholesky factor's result to rounding), over the flat tables of
+Udwadia-Kalaba correction and the limit impacts: the tree-sparse LTL, ``crba._ltl``, and for
+joint couplings alone no M at all, M⁻¹ Aᵀ from the ABA's articulated quantities,
+``aba._inverse_inertia``; both equal to the reference's Cholesky factor's result to rounding),
+over the flat tables of
 ``dynamics.flat``, in modules named after the reference modules they mirror:
 
 - ``kinematics``: joint transforms, placements and velocities (McMillan et al. 1996 eqs. A1-A5,
