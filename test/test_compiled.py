@@ -673,8 +673,10 @@ def test_the_inverse_inertia_from_the_articulated_bodies_is_the_jsims_inverse():
     """``aba._inverse_inertia`` (M⁻¹ x from the U and D⁻¹ the ABA left, Featherstone 2008 §7.3)
     against solving with M from the CRBA (the independent algorithm), for random joint forces
     on random trees with every joint type and added mass, and on the Heavy with the Alpha 5
-    (its free root folded with its fixed parts): 1e-10 relative, the rounding of solving with
-    an M whose condition number reaches 1e5 here."""
+    (a free root with an arm): 1e-10 relative, the rounding of solving with an M whose
+    condition number reaches 1e5 here. (The correction it serves is compared with the
+    reference through the Alpha 5 alone, ``test_joint_couplings_equal_the_reference``, and on
+    the Heavy with the servos, ``test_arm_servo``'s compiled-against-Python test.)"""
     from numba import njit
     from random_models import random_tree
 
@@ -711,6 +713,34 @@ def test_the_inverse_inertia_from_the_articulated_bodies_is_the_jsims_inverse():
             apply(fast.FB, fast.IB, x, y)
             want = np.linalg.solve(M, x)
             np.testing.assert_allclose(y, want, rtol=0.0, atol=1e-10 * np.abs(want).max())
+
+
+def test_couplings_alone_take_the_correction_without_m():
+    """``constraints._couplings_only``: the Alpha 5's finger couplings take the path through
+    ``aba._inverse_inertia``; a connection among them, a follower in two couplings or a
+    follower that leads another coupling (A could lose rank) take the general one."""
+    from numba import njit
+
+    from uvms_sim.dynamics import flat
+    from uvms_sim.dynamics.compiled.constraints import _couplings_only as kernel
+    from uvms_sim.model.configs import resolve
+
+    @njit
+    def _couplings_only(BI, CI):  # (the kernels have no Python wrapper of their own)
+        return kernel(BI, CI)
+
+    system = load(resolve("bluerov2_heavy_alpha5"))
+    CI = Simulator.from_system(system).fast_dynamics().CI
+    BI = flat.flatten(system.model)[1]
+    assert CI.shape[0] == 2 and _couplings_only(BI, CI)
+    connection = CI.copy()
+    connection[1, 0] = 0  # a rigid connection's parent body, not a leader
+    twice = CI.copy()
+    twice[1, 1] = CI[0, 1]  # one finger in two couplings
+    chained = CI.copy()
+    chained[1, 0] = -1 - CI[0, 1]  # the second finger follows the first
+    for rows in (connection, twice, chained):
+        assert not _couplings_only(BI, rows)
 
 
 def test_the_limit_impulse_factorises_with_the_tree_only_where_couplings_keep_it():

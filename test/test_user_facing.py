@@ -157,7 +157,8 @@ def test_summary_line_says_what_runs():
     assert "bluerov2 from" in line and "bluerov2.yaml" in line
     assert "1 vehicle(s): bluerov2 (6 thrusters, emulated ArduSub vectored on mavros/)" in line
     assert "6 DOF" in line and "TF map -> odom -> base_link" in line
-    assert "physics 500 Hz (rk4), publish 50 Hz" in line and "simulated time (/clock at 200 Hz)" in line
+    # /clock's 200 Hz in whole steps of 2 ms: every 2 steps
+    assert "physics 500 Hz (rk4), publish 50 Hz" in line and "simulated time (/clock at 250 Hz)" in line
     assert "as fast as possible" in line
 
 

@@ -199,8 +199,8 @@ def connection_fields(nb: int, nv: int, nc: int) -> tuple[tuple[int, int], ...]:
     factor in place (nv x nv, ``crba._ltl``), G = A L⁻¹ rotated in place by the Jacobi SVD (m x nv), the
     residual (m), the rotations V (m x m), the correction (nv), two 3x3 rotations, the
     DOFs' parents (nv) and the bodies' accelerations of ``aba._inverse_inertia`` (nb x 6; its
-    forces go into a⁰). With joint couplings only, G holds M⁻¹ Aᵀ (a row per row of A) and the
-    nv x nv field A M⁻¹ Aᵀ."""
+    forces go into a⁰). With joint couplings only, G holds M⁻¹ Aᵀ (a row per coupling) and
+    the leading nc x nc block of the nv x nv field A M⁻¹ Aᵀ."""
     m = 6 * nc
     return ((nb, 6), (m, nv), (m, 1), (6, nv), (6, nv), (nv, nv), (m, nv), (m, 1), (m, m), (nv, 1),
             (3, 3), (3, 3), (nv, 1), (nb, 6))  # fmt: skip

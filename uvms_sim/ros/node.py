@@ -6,11 +6,12 @@ Parameters (``--ros-args -p name:=value`` or ``--params-file``):
   config's name; vehicles start at the description's initial pose.
 - ``physics_rate`` (Hz, 500), ``publish_rate`` (Hz, 50), ``clock_rate`` (Hz, 200: /clock when
   ``use_sim_time`` is true; ArduSub's loop rate, so that at 1 kHz physics /clock rides on the
-  autopilot's events instead of cutting the compiled steps at other instants),
+  autopilot's events instead of cutting the compiled steps at other instants; like
+  ``autopilot_rate`` it is rounded to a whole number of physics steps, 250 Hz at 500 Hz),
   ``real_time_factor`` (1.0; 0 = as fast as possible).
 - ``integrator`` (``rk4``): the step, ``rk4`` (Runge-Kutta-Munthe-Kaas, four evaluations of
-  the dynamics) or ``semi_implicit_euler`` (one evaluation: about twice the node's speed for
-  the Heavy with the Reach Alpha 5 at 1 kHz; docs/performance.md gives its accuracy).
+  the dynamics) or ``semi_implicit_euler`` (one evaluation: about 1.5 times the node's speed
+  for the Heavy with the Reach Alpha 5 at 1 kHz; docs/performance.md gives its accuracy).
 - ``frame_id`` (``odom``), ``frame_prefix`` (``""``, prepended to every TF frame, for several
   simulator nodes in one graph).
 - ``world_frame`` (``map``; ``""``: none): a world frame shared by every simulator node, not
@@ -594,7 +595,8 @@ class SimulatorNode(Node):
             where = "" if ipaddress.ip_address(video.host).is_loopback else " (out on the network)"
             camera = cameras.video_camera["name"]
             view += f"; video of camera {camera} to {video.host}:{video.port}{where}, SDP {video.sdp_path}"
-        clock = f"simulated time (/clock at {r['clock_rate']:g} Hz)" if self.sim_time else "wall-clock time"
+        clock_hz = 1.0 / (self.loop.clock_every * self.dt)  # the rate rounded to whole physics steps
+        clock = f"simulated time (/clock at {clock_hz:g} Hz)" if self.sim_time else "wall-clock time"
         rtf = self.loop.real_time_factor
         pace = "as fast as possible" if rtf == 0 else f"real-time factor {rtf:g}"
         return (
@@ -621,7 +623,7 @@ class SimulatorNode(Node):
             return pose
         out = np.empty(7)
         out[:3] = offset + rotate_vector(pose[:3], quat)
-        w = qmult(quat, [pose[6], pose[3], pose[4], pose[5]])
+        w = frames.canonical(qmult(quat, [pose[6], pose[3], pose[4], pose[5]]))  # w >= 0, as odom's
         out[3:6], out[6] = w[1:], w[0]
         return out
 
