@@ -23,8 +23,9 @@ def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_e
     forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid, WT)
     aba_pass(BF, BI, WB, S, tau, ddq)
     if CI.shape[0]:
-        _constraint_rows(BF, BI, CI, CF, WB, S, CS, q, v, ddq.shape[0])
-        if _couplings_only(BI, CI):
+        couplings = _couplings_only(BI, CI)
+        _constraint_rows(BF, BI, CI, CF, WB, S, CS, q, v, ddq.shape[0], couplings)
+        if couplings:
             _udwadia_kalaba_couplings(BF, BI, WB, S, CS, CI.shape[0], ddq)
         else:
             _udwadia_kalaba(BF, BI, WB, S, CS, CI.shape[0], ddq)
@@ -87,18 +88,19 @@ def _pose_error(WB, p, c, E, r, beta2, Rt, Rc, b, o):
 
 
 @kernel
-def _constraint_rows(BF, BI, CI, CF, WB, S, CS, q, v, nv):
+def _constraint_rows(BF, BI, CI, CF, WB, S, CS, q, v, nv, couplings):
     """Rows ``A = J_c - X J_p`` and ``b = X a⁰_p - a⁰_c - 2α ė - β² e`` of every connection
     (constraints.constraint_equations) into CS, laid out as ``flat.connection_fields``; CF
     rows: E (9, child_R_parent), r (3), α, β. A joint coupling (CI parent -1 - leader; CF:
     multiplier, offset, ..., α, β) fills the first of its six rows, ``e_f - m e_l``, and
-    ``b = -2α ė - β² e``, and zeroes the other five."""
+    ``b = -2α ė - β² e``, and zeroes the other five. ``couplings``: ``_couplings_only``'s
+    answer for CI, which the caller has asked once for both this and the correction."""
     nb, nc = BI.shape[0], CI.shape[0]
     F = _connection_fields(nb, nv, nc)
     a0, A, b = _part(CS, 0, F, 0), _part(CS, 0, F, 1), _flat_part(CS, 0, F, 2)
     Jp, Jc = _part(CS, 0, F, 3), _part(CS, 0, F, 4)
     Rt, Rc = _part(CS, 0, F, 10), _part(CS, 0, F, 11)
-    if not _couplings_only(BI, CI):  # a⁰ is for the connections' rows only
+    if not couplings:  # a⁰ is for the connections' rows only (``_couplings_only`` says none)
         for i in range(nb):
             lam = BI[i, PARENT]
             _outward(WB, i, lam, a0[lam], 0, WB[i], WC, a0[i], 0)  # a⁰_i = X_i a⁰_λ + c_i
