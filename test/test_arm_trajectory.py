@@ -20,6 +20,7 @@ from uvms_sim.ros.trajectory import (
     Tolerances,
     Trajectory,
     interpolate,
+    seconds,
     tolerances,
     validate,
 )
@@ -70,6 +71,34 @@ def test_sampling_starts_from_the_state_at_arrival_and_holds_the_end() -> None:
     assert np.allclose(p, [1.5, 1.25]) and np.allclose(v, [1.0, 0.5]) and index == 1
     p, v, _, _, end = traj.sample(13.0)
     assert np.allclose(p, [2.0, 1.5]) and np.allclose(v, 0.0) and end
+
+
+def test_sampling_a_long_trajectory_finds_the_segment_of_every_instant() -> None:
+    """A trajectory of 400 points (as MoveIt plans them), two of them at the same time: the
+    sample at every instant (each point's time, just before and after it, between points, before
+    the first and past the last) is the interpolation on the segment [t_i, t_i+1) that holds it,
+    found here by scanning every segment in order, and carries that segment's index."""
+    rng = np.random.default_rng(7)
+    times = np.cumsum(rng.uniform(0.01, 0.2, 400))
+    times[200] = times[199]  # a segment of no length: never the one that holds an instant
+    points = [point(t, rng.uniform(0.5, 2.5, 2), rng.normal(size=2)) for t in times]
+    traj = Trajectory(trajectory(*points), JOINTS, start=3.0, before=np.array([1.0, 1.0]))
+    at = [3.0 + seconds(p.time_from_start) for p in points]
+    instants = [2.9, 3.001, *at, *(t - 1e-7 for t in at), *(t + 1e-7 for t in at)]
+    instants += list(rng.uniform(3.0, at[-1] + 1.0, 500))
+    for now in instants:
+        p, v, acc, index, past_end = traj.sample(now)
+        if now < at[0] or now >= at[-1]:
+            assert index == (0 if now < at[0] else len(at) - 1) and past_end == (now >= at[-1])
+            continue
+        i = next(k for k in range(len(at) - 1) if at[k] <= now < at[k + 1])
+        a, b = traj.points[i], traj.points[i + 1]
+        expected = interpolate(
+            Point(at[i], a.positions, a.velocities), Point(at[i + 1], b.positions, b.velocities), now
+        )
+        assert index == i + 1 and not past_end
+        for x, y in zip((p, v, acc), expected, strict=True):
+            assert np.array_equal(x, y)
 
 
 def test_partial_goals_hold_the_missing_joints_and_names_are_reordered() -> None:

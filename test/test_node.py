@@ -67,6 +67,15 @@ def test_pwm_moves_forward_and_down_with_rep103_signs_and_sensors():
         imu = ear.last("imu")
         assert imu.header.frame_id == "base_link"
         assert 9.0 < imu.linear_acceleration.z < 10.6 and abs(imu.linear_acceleration.x) < 0.2
+        # the truth IMU's attitude and rate are the odometry's of the same cycle (1e-15: the same numbers)
+        same = lambda: [o for o in ear.msgs["odom"] if o.header.stamp == imu.header.stamp]  # noqa: E731
+        assert spin_until(executor, same)
+        odom = same()[-1]
+        o, w = odom.pose.pose.orientation, odom.twist.twist.angular
+        r, x = imu.orientation, imu.angular_velocity
+        assert (r.x, r.y, r.z, r.w, x.x, x.y, x.z) == pytest.approx(
+            (o.x, o.y, o.z, o.w, w.x, w.y, w.z), abs=1e-15
+        )
         p0 = ear.last("pressure").fluid_pressure
         g = _sim.sim.env.gravity
         # the truth pressure and depth are published together each cycle; the last message of
@@ -143,7 +152,7 @@ def test_tf_tree_is_complete_and_matches_odometry():
             r = moved[f"arm_link{k + 1}"]
             want = messages.joint_quaternion(model, i, q, tree[i])
             np.testing.assert_allclose([r.w, r.x, r.y, r.z], want if want[0] >= 0.0 else -want, atol=1e-12)
-        # odom -> base_link equals the odometry published with it
+        # odom -> base_link equals the odometry published with it (origin and attitude)
         tf_msg = ear.last("/tf")
         odom = [o for o in ear.msgs["odom"] if o.header.stamp == tf_msg.transforms[0].header.stamp]
         assert odom
@@ -154,6 +163,8 @@ def test_tf_tree_is_complete_and_matches_odometry():
             t.transform.translation.y,
             t.transform.translation.z,
         ) == pytest.approx((p.position.x, p.position.y, p.position.z), abs=1e-12)
+        r, o = t.transform.rotation, p.orientation
+        assert (r.x, r.y, r.z, r.w) == pytest.approx((o.x, o.y, o.z, o.w), abs=1e-12)
         # base_link -> base_link_frd is the FLU/FRD flip
         tr = next(
             x for m in ear.msgs["/tf_static"] for x in m.transforms if x.child_frame_id == "base_link_frd"

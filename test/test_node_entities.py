@@ -133,6 +133,10 @@ def test_a_spawned_sphere_falls_onto_the_seabed_on_tf_and_is_listed_moved_and_de
         t = ball().transform
         assert -t.translation.z == pytest.approx(rest, abs=1e-5)
         assert (t.translation.x, t.translation.y) == pytest.approx((2.0, 0.0), abs=1e-6)
+        # spawned level, it falls straight down and keeps that attitude (its /tf row comes from
+        # its free joint's quaternion, converted to ENU/FLU with the vehicles' in one product)
+        r = t.rotation
+        assert (r.w, r.x, r.y, r.z) == pytest.approx((1.0, 0.0, 0.0, 0.0), abs=1e-9)
         # its FRD frame under it, and a link of robot_description (RViz draws it by TF)
         frd = [x for m in static for x in m.transforms if x.child_frame_id == "ball_frd"]
         assert frd and frd[-1].header.frame_id == "ball"

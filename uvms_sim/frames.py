@@ -47,6 +47,14 @@ def quat_ned_frd_to_enu_flu(q_wxyz: Array) -> Array:
     return canonical(_TO_ENU_FLU @ (q / np.sqrt(q @ q)))
 
 
+def quats_ned_frd_to_enu_flu(Q: Array) -> Array:
+    """``quat_ned_frd_to_enu_flu`` of every row of ``Q`` (n x 4, ``[w x y z]``) at once: the
+    same product matrix (the /tf of many free bodies at every publish)."""
+    Q = np.asarray(Q, dtype=float)
+    out = (Q / np.sqrt((Q * Q).sum(axis=1))[:, None]) @ _TO_ENU_FLU.T
+    return np.where(out[:, :1] < 0.0, -out, out)
+
+
 def position_enu_to_ned(p: Array) -> Array:
     return NED_TO_ENU.T @ p
 

@@ -28,6 +28,7 @@ def warm_up() -> None:
     fast = fast_dynamics(system)
     q, v = system.initial_q, np.zeros(system.model.nv)
     fast.aba(q, v)
+    fast.export(system.model.create_data())
     fast.step(q, v, 0.01, "rk4")
     fast.step(q, v, 0.01, "semi_implicit_euler")
     fast.step_many(q, v, 0.01, 2)

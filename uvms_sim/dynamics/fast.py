@@ -33,14 +33,9 @@ from .flat import (
     NSV,
     NW,
     WA,
-    WBIAS,
-    WC,
-    WE,
     WPW,
-    WR,
     WRW,
     WV,
-    WVR,
     flatten,
     laid_out,
     limit_fields,
@@ -98,6 +93,7 @@ class FastDynamics:
         self._refresh()  # the tables, packed
         # the entry points (compiled.closed, compiled.entry), loaded on first use (0.1-0.3 s each)
         self._aba: Callable[..., None] | None = None
+        self._export: Callable[..., None] | None = None
         self._aba_bound: Callable[..., None] | None = None
         self._step: Callable[..., bool] | None = None
 
@@ -187,27 +183,23 @@ class FastDynamics:
 
     def export(self, data) -> None:
         """Copy the last evaluation's forward pass and accelerations into a reference ``Data``
-        (placements, world poses, velocities, c, biases, body accelerations ``a``), so that
-        sensors and publishers read it as after the reference ``aba``."""
-        nb = self.model.nbodies
-        WB = self.W[: nb * NW].reshape(nb, NW)
-        data.E[:] = WB[:, WE : WE + 9].reshape(nb, 3, 3)
-        data.r[:] = WB[:, WR : WR + 3]
-        data.R_world[:] = WB[:, WRW : WRW + 9].reshape(nb, 3, 3)
-        data.p_world[:] = WB[:, WPW : WPW + 3]
-        data.v[:] = WB[:, WV : WV + 6]
-        data.v_rel[:] = WB[:, WVR : WVR + 6]
-        data.c[:] = WB[:, WC : WC + 6]
-        data.a[:] = WB[:, WA : WA + 6]
-        data.bias[:] = WB[:, WBIAS : WBIAS + 6]
-        E, r = data.E, data.r
-        data.X[:, :3, :3] = E
-        data.X[:, 3:, 3:] = E
-        data.X[:, 3:, :3] = 0.0
-        skew = np.zeros((nb, 3, 3))
-        skew[:, 0, 1], skew[:, 0, 2], skew[:, 1, 2] = -r[:, 2], r[:, 1], -r[:, 0]
-        skew -= skew.transpose(0, 2, 1)
-        data.X[:, :3, 3:] = -E @ skew
+        (placements, world poses, velocities, c, biases, body accelerations ``a``) and form each
+        body's X from its placement, so that sensors and publishers read it as after the
+        reference ``aba`` (one compiled call, ``compiled.entry.export``)."""
+        call = self._export or self._entry("export")
+        call(
+            self.W,
+            data.E,
+            data.r,
+            data.R_world,
+            data.p_world,
+            data.v,
+            data.v_rel,
+            data.c,
+            data.a,
+            data.bias,
+            data.X,
+        )
 
     def _fill_constants(self) -> None:
         env = self.env

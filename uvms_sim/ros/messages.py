@@ -136,33 +136,32 @@ IMU_FIELDS = (
 )
 
 
-def _xyzw(q_wxyz: Array) -> Array:
-    return np.concatenate((q_wxyz[1:], q_wxyz[:1]))
-
-
 def odometry_values(q: Array, v: Array) -> Array:
     """The numbers of ``odometry`` in the order of ``ODOMETRY_FIELDS``: position ENU,
-    orientation ENU/FLU, linear and angular velocity FLU."""
-    return np.concatenate(
-        (
-            frames.position_ned_to_enu(q[:3]),
-            _xyzw(frames.quat_ned_frd_to_enu_flu(q[3:7])),
-            frames.body_frd_flu(v[:3]),
-            frames.body_frd_flu(v[3:6]),
-        )
-    )
+    orientation ENU/FLU, linear and angular velocity FLU (the orientation's ``x y z w`` are
+    also ``imu_values``' first four)."""
+    out = np.empty(13)
+    out[:3] = frames.position_ned_to_enu(q[:3])
+    quat = frames.quat_ned_frd_to_enu_flu(q[3:7])
+    out[3:6], out[6] = quat[1:], quat[0]
+    out[7:] = frames.body_frd_flu(np.reshape(v[:6], (2, 3)).T).T.ravel()  # linear and angular at once
+    return out
 
 
-def imu_values(q_quat: Array, omega_frd: Array, specific_force_frd: Array) -> Array:
+def imu_values(
+    q_quat: Array, omega_frd: Array, specific_force_frd: Array, orientation: Array | None = None
+) -> Array:
     """The numbers of ``imu`` in the order of ``IMU_FIELDS``: orientation ENU/FLU, rate and
-    specific force FLU."""
-    return np.concatenate(
-        (
-            _xyzw(frames.quat_ned_frd_to_enu_flu(q_quat)),
-            frames.body_frd_flu(omega_frd),
-            frames.body_frd_flu(specific_force_frd),
-        )
-    )
+    specific force FLU; ``orientation``: those ``x y z w`` when the caller has them already
+    (``odometry_values``' ``[3:7]``)."""
+    out = np.empty(10)
+    if orientation is None:
+        quat = frames.quat_ned_frd_to_enu_flu(q_quat)
+        out[:3], out[3] = quat[1:], quat[0]
+    else:
+        out[:4] = orientation
+    out[4:] = frames.body_frd_flu(np.stack((omega_frd, specific_force_frd), axis=1)).T.ravel()
+    return out
 
 
 def odometry(

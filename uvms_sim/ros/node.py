@@ -263,6 +263,7 @@ class SimulatorNode(Node):
         # odom in the world frame (ENU): its origin, and its rotation about z
         self.world_offset = np.array([x, y, 0.0]), axangle2quat([0.0, 0.0, 1.0], yaw)
         self.sim_time = bool(get("use_sim_time"))
+        self._stamp: tuple[float, Time] = (float("nan"), Time())  # stamp_at's last (NaN: none yet)
         self.throttle = Throttle(1.0, self.get_logger())
         self.apply_voltage(float(get("battery_voltage")))
         self.add_on_set_parameters_callback(self.on_parameters)
@@ -436,6 +437,30 @@ class SimulatorNode(Node):
             np.arange(first, first + len(self.moving_joints)),
             np.array(self.moving_joints, dtype=int),
         )
+        # the free roots whose attitude is their joint's quaternion alone (a tree quaternion of
+        # identity: every object, and the vehicles as described), in one product: their rows,
+        # the indices of their quaternions in q; the vehicles' origins from the forward pass,
+        # the objects' from q
+        identity = [
+            k
+            for k, io in enumerate(self.vehicles)
+            if np.array_equal(self.tree_quats[io.frames.root], (1, 0, 0, 0))
+        ]
+        self.tf_vehicles_general = [k for k in range(len(self.vehicles)) if k not in identity]
+        objects = [model.q_slice(vf.root).start for vf in self.object_frames]
+        starts = [model.q_slice(self.vehicles[k].frames.root).start for k in identity] + objects
+        self.tf_free = (
+            np.array(identity + list(range(first + len(self.moving_joints), len(pairs))), dtype=int),
+            np.array([[s + 3, s + 4, s + 5, s + 6] for s in starts], dtype=int).reshape(-1, 4),
+        )
+        self.tf_vehicle_origins = (
+            np.arange(len(self.vehicles)),
+            np.array([io.frames.root for io in self.vehicles], dtype=int),
+        )
+        self.tf_object_origins = (
+            np.arange(first + len(self.moving_joints), len(pairs)),
+            np.array([[s, s + 1, s + 2] for s in objects], dtype=int).reshape(-1, 3),
+        )
 
     def _joint_actuators(self) -> JointMotors | JointServos | None:
         """The 1-DOF joints' actuators: a Reach Alpha 5's firmware servos
@@ -560,7 +585,11 @@ class SimulatorNode(Node):
                 self.destroy_subscription(sub)
 
     def controller_time(self) -> float:
-        """The controllers' clock (s): the node's ROS time, as a controller manager's."""
+        """The controllers' clock (s): the node's ROS time, as a controller manager's (with
+        ``use_sim_time``, the stamp's seconds and nanoseconds summed as from ``stamp``)."""
+        if self.sim_time:
+            sec, nanosec = divmod(round(self.sim.state.t * 1e9), 1_000_000_000)
+            return sec + 1e-9 * nanosec
         stamp = self.stamp()
         return stamp.sec + 1e-9 * stamp.nanosec
 
@@ -570,8 +599,13 @@ class SimulatorNode(Node):
     def stamp_at(self, t: float) -> Time:
         """The stamp of simulated time ``t``: itself with ``use_sim_time``, else the wall clock."""
         if self.sim_time:
+            cached = self._stamp  # (t, its stamp): a publish period asks for the same one often
+            if cached[0] == t:
+                return cached[1]
             ns = round(t * 1e9)
-            return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+            stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+            self._stamp = (t, stamp)  # one assignment: another thread sees the old pair or the new
+            return stamp
         return self.get_clock().now().to_msg()
 
     def summary(self) -> str:
@@ -931,13 +965,18 @@ class SimulatorNode(Node):
         (into the serialized message, ``_tf_buffers``)."""
         model, data, q = self.sim.model, self.sim.data, self.sim.state.q
         p, quat = self.tf_poses
-        k = 0
-        for io in self.vehicles:
-            root = io.frames.root
+        rows, iq = self.tf_free
+        if len(rows):
+            quat[rows] = frames.quats_ned_frd_to_enu_flu(q[iq])
+        for k in self.tf_vehicles_general:
+            root = self.vehicles[k].frames.root
             own = messages.joint_quaternion(model, root, q, self.tree_quats[root])
             quat[k] = frames.quat_ned_frd_to_enu_flu(own)
-            p[k] = frames.NED_TO_ENU @ data.p_world[root]
-            k += 1
+        rows, bodies = self.tf_vehicle_origins
+        p[rows] = data.p_world[bodies] @ frames.NED_TO_ENU.T
+        rows, iq = self.tf_object_origins
+        if len(rows):  # a free joint: from q alone
+            p[rows] = q[iq] @ frames.NED_TO_ENU.T
         rows, iq, axes, tree = self.tf_revolute
         if len(rows):
             quat[rows] = messages.revolute_quaternions(tree, axes, q[iq])
@@ -945,12 +984,6 @@ class SimulatorNode(Node):
             quat[row] = messages.joint_quaternion(model, i, q, self.tree_quats[i])
         rows, bodies = self.tf_moving
         p[rows] = data.r[bodies]
-        k += len(self.moving_joints)
-        for vf in self.object_frames:  # a free joint: from q alone
-            s = model.q_slice(vf.root)
-            quat[k] = frames.quat_ned_frd_to_enu_flu(q[s.start + 3 : s.start + 7])
-            p[k] = frames.NED_TO_ENU @ q[s.start : s.start + 3]
-            k += 1
         self.tf_pub.publish(self.tf_wire.fill(messages.pose_values(p, quat), stamp.sec, stamp.nanosec))
 
 

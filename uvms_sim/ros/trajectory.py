@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -200,6 +201,12 @@ class Trajectory:
         self.received = start
         self.before = Point(0.0, held.copy())
         self.end = self.start + self.points[-1].t
+        # the points at their times on the node's clock, for ``sample``'s search (a trajectory
+        # from MoveIt has hundreds of points; the controller samples it at every update)
+        self.timed = [
+            Point(self.start + p.t, p.positions, p.velocities, p.accelerations) for p in self.points
+        ]
+        self.times = [p.t for p in self.timed]
 
     def sample(self, now: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]:
         """Reference position, velocity, acceleration at ``now``; the index of the point being
@@ -212,16 +219,10 @@ class Trajectory:
                 a = Point(b.t - 1e-9, self.before.positions)
             p, v, acc = interpolate(a, b, now)
             return p, v, acc, 0, False
-        for i in range(len(self.points) - 1):
-            t0, t1 = self.start + self.points[i].t, self.start + self.points[i + 1].t
-            if t0 <= now < t1:
-                a, b = self.points[i], self.points[i + 1]
-                p, v, acc = interpolate(
-                    Point(t0, a.positions, a.velocities, a.accelerations),
-                    Point(t1, b.positions, b.velocities, b.accelerations),
-                    now,
-                )
-                return p, v, acc, i + 1, False
+        i = bisect_right(self.times, now) - 1  # the segment [t_i, t_i+1) that holds now
+        if i < len(self.points) - 1:
+            p, v, acc = interpolate(self.timed[i], self.timed[i + 1], now)
+            return p, v, acc, i + 1, False
         last = self.points[-1]
         n = last.positions.size
         v = last.velocities if last.velocities.size else np.zeros(n)

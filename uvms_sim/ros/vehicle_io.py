@@ -191,7 +191,7 @@ class VehicleIO:
         want_odom, want_imu = wanted(self.odom), wanted(self.imu)
         sec, nanosec = stamp.sec, stamp.nanosec
         x = None
-        if truth or want_odom:  # the numbers once, for the bytes and the shim's messages
+        if truth or want_odom or shim_imu or want_imu:  # the numbers once, for every message
             x = messages.odometry_values(q, v)
             if want_odom:
                 self.odom.publish(self.odom_wire.fill(x, sec, nanosec))
@@ -200,7 +200,8 @@ class VehicleIO:
                 self.odom_msg = odom
         if shim_imu or want_imu:
             f = specific_force(data, acc, root, sim.env.gravity)
-            xi = messages.imu_values(q[3:7], v[3:], f)
+            assert x is not None
+            xi = messages.imu_values(q[3:7], v[3:], f, x[3:7])
             if want_imu:
                 self.imu.publish(self.imu_wire.fill(xi, sec, nanosec))
             if shim_imu:

@@ -7,7 +7,7 @@ import functools
 
 from numba import njit, prange, types
 
-from ..flat import H_IN, H_NB, H_NQ, H_NT, H_NV
+from ..flat import H_IN, H_NB, H_NQ, H_NT, H_NV, NW, WA, WBIAS, WC, WE, WPW, WR, WRW, WV, WVR
 from .buffers import _bare, _carve, _flat_part, _input_fields, _part, _unpack, entry_kernel, inlined
 from .constraints import _accel
 from .integrate import _step
@@ -24,6 +24,39 @@ def aba(FB, IB, q, v, tau, f_ext, n, ddq):
     WB, _, _, thrust, S, CS = _carve(W, BI.shape[0], IB[H_NQ], IB[H_NV], TI.shape[0])
     _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust,
            _bare(q), _bare(v), _bare(tau), _bare(f_ext), _bare(n), fluid[0], WT, _bare(ddq))  # fmt: skip
+
+
+@entry_kernel
+def export(W, E, r, R_world, p_world, v, v_rel, c, a, bias, X):
+    """``FastDynamics.export``: the body rows of the workspace W that the last evaluation left
+    (``flat``'s WE ... WBIAS fields) into a reference ``Data``'s arrays, and each body's motion
+    transform ``X = [[E, -E r×], [0, E]]`` (McMillan et al. 1996 eq. A5, linear first, as
+    ``spatial.motion_matrix``; row j of ``-E r×`` is ``r × E_j``). One call for what was nine
+    copies and a stacked product."""
+    for i in range(E.shape[0]):
+        o = i * NW
+        for j in range(3):
+            r[i, j] = W[o + WR + j]
+            p_world[i, j] = W[o + WPW + j]
+            for k in range(3):
+                E[i, j, k] = W[o + WE + 3 * j + k]
+                R_world[i, j, k] = W[o + WRW + 3 * j + k]
+        for j in range(6):
+            v[i, j] = W[o + WV + j]
+            v_rel[i, j] = W[o + WVR + j]
+            c[i, j] = W[o + WC + j]
+            a[i, j] = W[o + WA + j]
+            bias[i, j] = W[o + WBIAS + j]
+        r0, r1, r2 = r[i, 0], r[i, 1], r[i, 2]
+        for j in range(3):
+            e0, e1, e2 = E[i, j, 0], E[i, j, 1], E[i, j, 2]
+            for k in range(3):
+                X[i, j, k] = E[i, j, k]
+                X[i, 3 + j, 3 + k] = E[i, j, k]
+                X[i, 3 + j, k] = 0.0
+            X[i, j, 3] = r1 * e2 - r2 * e1
+            X[i, j, 4] = r2 * e0 - r0 * e2
+            X[i, j, 5] = r0 * e1 - r1 * e0
 
 
 @entry_kernel
@@ -134,9 +167,11 @@ def aba_repeat(FB, IB, q, v, tau, f_ext, n, ddq, repeat):
 # The one signature Python calls each entry point with (C-contiguous float64 vectors, the int
 # buffer, f_ext nb x 6).
 _VEC, _MAT, _INT = types.float64[::1], types.float64[:, ::1], types.int64[::1]
+_ARR3 = types.float64[:, :, ::1]
 SIGNATURES = {
     "aba": (_VEC, _INT, _VEC, _VEC, _VEC, _MAT, _VEC, _VEC),
     "aba_bound": (_VEC, _INT),
+    "export": (_VEC, _ARR3, _MAT, _ARR3, _MAT, _MAT, _MAT, _MAT, _MAT, _MAT, _ARR3),
     "step": (_VEC, _INT, types.int64, _VEC, _VEC, _VEC, _MAT, _VEC, types.float64, _VEC, _VEC, _VEC),
 }
 
