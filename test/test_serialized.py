@@ -105,6 +105,40 @@ def test_odometry_imu_and_clock_bytes_read_back_as_the_node_builds_them():
     )
 
 
+def test_odometry_and_imu_numbers_are_the_rotation_matrices_products():
+    """The compiled numbers of odometry and IMU (``message_kernels``, through ``frames.attitude``)
+    against rotation matrices (transforms3d): the position turned NED -> ENU, the attitude of
+    ``NED_TO_ENU · R(q) · FLU_TO_FRD`` with w >= 0, for quaternions of any norm and sign, and the
+    velocities, rate and specific force turned FRD -> FLU. 1e-14: mat2quat's eigenvector is
+    exact to a few roundings."""
+    from transforms3d.quaternions import mat2quat, quat2mat
+
+    from uvms_sim import frames
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        q = np.concatenate((rng.normal(size=3) * 10.0, rng.normal(size=4) * rng.uniform(0.1, 3.0)))
+        v, f = rng.normal(size=6), rng.normal(size=3)
+        R = frames.NED_TO_ENU @ quat2mat(q[3:7] / np.linalg.norm(q[3:7])) @ frames.FLU_TO_FRD
+        w = mat2quat(R)
+        w = w if w[0] >= 0.0 else -w
+        xyzw = [*w[1:], w[0]]
+        odom = messages.odometry_values(q, v)
+        np.testing.assert_allclose(odom[:3], frames.NED_TO_ENU @ q[:3], rtol=0.0, atol=1e-14)
+        np.testing.assert_allclose(odom[3:7], xyzw, rtol=0.0, atol=1e-14)
+        np.testing.assert_allclose(
+            odom[7:], [*(frames.FLU_TO_FRD @ v[:3]), *(frames.FLU_TO_FRD @ v[3:])], atol=0.0
+        )
+        imu = messages.imu_values(q[3:7], v[3:], f)
+        np.testing.assert_array_equal(imu[:4], odom[3:7])
+        np.testing.assert_allclose(
+            imu[4:], [*(frames.FLU_TO_FRD @ v[3:]), *(frames.FLU_TO_FRD @ f)], atol=0.0
+        )
+        np.testing.assert_array_equal(
+            frames.quat_ned_frd_to_enu_flu(q[3:7]), [odom[6], *odom[3:6]]
+        )  # one law
+
+
 def test_pose_values_keep_w_non_negative_as_transform_does():
     p = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     quat = np.array([[-0.5, 0.5, -0.5, 0.5], [0.0, 0.0, 0.6, 0.8]])

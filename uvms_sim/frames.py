@@ -7,7 +7,10 @@ the one place those conversions live.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit
 from transforms3d.quaternions import mat2quat, qconjugate, qmult
 
 from .spatial import Array
@@ -35,24 +38,33 @@ def _product_matrix(left: Array, right: Array) -> Array:
     return np.column_stack([qmult(left, qmult(e, right)) for e in np.eye(4)])
 
 
-_TO_ENU_FLU = _product_matrix(Q_NED_TO_ENU, Q_FLU_TO_FRD)
+TO_ENU_FLU = _product_matrix(Q_NED_TO_ENU, Q_FLU_TO_FRD)
 _TO_NED_FRD = _product_matrix(qconjugate(Q_NED_TO_ENU), Q_FLU_TO_FRD)
+
+
+@njit(cache=True, nogil=True)
+def attitude(to_enu_flu, a, b, c, d):
+    """``(w, x, y, z)`` of ``quat_ned_frd_to_enu_flu`` of the quaternion ``(a, b, c, d)``:
+    ``to_enu_flu`` (``TO_ENU_FLU``) times it normalised, with the sign that makes w >= 0
+    (compiled: the node converts several at every publish, ``ros.message_kernels``)."""
+    n = math.sqrt(a * a + b * b + c * c + d * d)
+    a, b, c, d = a / n, b / n, c / n, d / n
+    M = to_enu_flu
+    w = M[0, 0] * a + M[0, 1] * b + M[0, 2] * c + M[0, 3] * d
+    x = M[1, 0] * a + M[1, 1] * b + M[1, 2] * c + M[1, 3] * d
+    y = M[2, 0] * a + M[2, 1] * b + M[2, 2] * c + M[2, 3] * d
+    z = M[3, 0] * a + M[3, 1] * b + M[3, 2] * c + M[3, 3] * d
+    if w < 0.0:
+        return -w, -x, -y, -z
+    return w, x, y, z
 
 
 def quat_ned_frd_to_enu_flu(q_wxyz: Array) -> Array:
     """Attitude of base_link (FLU) in odom (ENU) from FRD-in-NED, both ``[w x y z]``: the
     rotation ``NED_TO_ENU · R · FLU_TO_FRD`` as the product ``q_ENU ⊗ q ⊗ q_FRD`` (one
-    constant matrix times q, ``_product_matrix``)."""
+    constant matrix times q, ``_product_matrix``; ``attitude``)."""
     q = np.asarray(q_wxyz, dtype=float)
-    return canonical(_TO_ENU_FLU @ (q / np.sqrt(q @ q)))
-
-
-def quats_ned_frd_to_enu_flu(Q: Array) -> Array:
-    """``quat_ned_frd_to_enu_flu`` of every row of ``Q`` (n x 4, ``[w x y z]``) at once: the
-    same product matrix (the /tf of many free bodies at every publish)."""
-    Q = np.asarray(Q, dtype=float)
-    out = (Q / np.sqrt((Q * Q).sum(axis=1))[:, None]) @ _TO_ENU_FLU.T
-    return np.where(out[:, :1] < 0.0, -out, out)
+    return np.array(attitude(TO_ENU_FLU, q[0], q[1], q[2], q[3]))
 
 
 def position_enu_to_ned(p: Array) -> Array:

@@ -16,6 +16,7 @@ from transforms3d.quaternions import axangle2quat, mat2quat, qmult
 from .. import frames
 from ..model.naming import VehicleFrames, tf_names
 from ..spatial import Array
+from . import message_kernels
 
 __all__ = ["VehicleFrames", "tf_names"]  # named here for the node
 
@@ -72,9 +73,12 @@ def transform(
 def pose_values(p: Array, quat: Array) -> Array:
     """Poses (origins ``p``, n x 3; quaternions ``[w x y z]``, n x 4) as geometry_msgs orders a
     Transform's numbers, a row each: ``x y z``, then ``x y z w`` with ``w >= 0`` (as
-    ``transform``)."""
-    q = np.where(quat[:, :1] < 0.0, -quat, quat)
-    return np.concatenate((p, q[:, 1:], q[:, :1]), axis=1).ravel()
+    ``transform``; ``message_kernels.pose_rows``)."""
+    out = np.empty(7 * len(p))
+    message_kernels.pose_rows(
+        np.ascontiguousarray(p, dtype=float), np.ascontiguousarray(quat, dtype=float), out
+    )
+    return out
 
 
 def tree_quaternions(model) -> list[Array]:
@@ -107,19 +111,13 @@ def pose_numbers(pose) -> Array:
 def revolute_quaternions(tree: Array, axes: Array, angles: Array) -> Array:
     """``joint_quaternion`` of n revolute joints at once: each tree quaternion (a row of
     ``tree``, n x 4, ``[w x y z]``) times the rotation of its angle about its unit axis (rows of
-    ``axes``): the Hamilton product ``(w₁, v₁)(c, s a) = (w₁ c - s v₁·a, w₁ s a + c v₁ + s v₁ × a)``
-    with ``c, s`` the cosine and sine of half the angle (the /tf of an arm's joints at every
-    publish, without a Python call per joint)."""
-    half = 0.5 * np.asarray(angles, dtype=float)
-    c, s = np.cos(half), np.sin(half)
-    w1, v1 = tree[:, 0], tree[:, 1:]
-    v2 = axes * s[:, None]
+    ``axes``; ``message_kernels.revolute_rows``: the /tf of an arm's joints at every publish, without
+    a Python call per joint)."""
+    tree = np.ascontiguousarray(tree, dtype=float)
     out = np.empty_like(tree)
-    out[:, 0] = w1 * c - (v1 * v2).sum(axis=1)
-    out[:, 1:] = w1[:, None] * v2 + c[:, None] * v1
-    out[:, 1] += v1[:, 1] * v2[:, 2] - v1[:, 2] * v2[:, 1]
-    out[:, 2] += v1[:, 2] * v2[:, 0] - v1[:, 0] * v2[:, 2]
-    out[:, 3] += v1[:, 0] * v2[:, 1] - v1[:, 1] * v2[:, 0]
+    message_kernels.revolute_rows(
+        tree, np.ascontiguousarray(axes, dtype=float), np.ascontiguousarray(angles, dtype=float), out
+    )
     return out
 
 
@@ -136,31 +134,24 @@ IMU_FIELDS = (
 )
 
 
-def odometry_values(q: Array, v: Array) -> Array:
+def odometry_values(q: Array, v: Array, out: Array | None = None) -> Array:
     """The numbers of ``odometry`` in the order of ``ODOMETRY_FIELDS``: position ENU,
-    orientation ENU/FLU, linear and angular velocity FLU (the orientation's ``x y z w`` are
-    also ``imu_values``' first four)."""
-    out = np.empty(13)
-    out[:3] = frames.position_ned_to_enu(q[:3])
-    quat = frames.quat_ned_frd_to_enu_flu(q[3:7])
-    out[3:6], out[6] = quat[1:], quat[0]
-    out[7:] = frames.body_frd_flu(np.reshape(v[:6], (2, 3)).T).T.ravel()  # linear and angular at once
+    orientation ENU/FLU, linear and angular velocity FLU (``message_kernels.odometry_numbers``;
+    into ``out`` when given)."""
+    out = np.empty(13) if out is None else out
+    q, v = np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float)
+    message_kernels.odometry_numbers(q, v, frames.TO_ENU_FLU, frames.NED_TO_ENU, frames.FLU_TO_FRD, out)
     return out
 
 
-def imu_values(
-    q_quat: Array, omega_frd: Array, specific_force_frd: Array, orientation: Array | None = None
-) -> Array:
+def imu_values(q_quat: Array, omega_frd: Array, specific_force_frd: Array, out: Array | None = None) -> Array:
     """The numbers of ``imu`` in the order of ``IMU_FIELDS``: orientation ENU/FLU, rate and
-    specific force FLU; ``orientation``: those ``x y z w`` when the caller has them already
-    (``odometry_values``' ``[3:7]``)."""
-    out = np.empty(10)
-    if orientation is None:
-        quat = frames.quat_ned_frd_to_enu_flu(q_quat)
-        out[:3], out[3] = quat[1:], quat[0]
-    else:
-        out[:4] = orientation
-    out[4:] = frames.body_frd_flu(np.stack((omega_frd, specific_force_frd), axis=1)).T.ravel()
+    specific force FLU (``message_kernels.imu_numbers``; into ``out`` when given)."""
+    out = np.empty(10) if out is None else out
+    quat, omega, force = (
+        np.ascontiguousarray(x, dtype=float) for x in (q_quat, omega_frd, specific_force_frd)
+    )
+    message_kernels.imu_numbers(quat, omega, force, frames.TO_ENU_FLU, frames.FLU_TO_FRD, out)
     return out
 
 

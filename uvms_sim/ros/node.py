@@ -187,6 +187,7 @@ from ..simulator import Simulator
 from ..spatial import Array
 from ..viz.web_front import ServeError
 from . import messages
+from .message_kernels import tf_numbers
 from .messages import wanted
 from .parameters import PARAMETERS, check_frames, check_parameter
 from .scene import Scene
@@ -417,8 +418,8 @@ class SimulatorNode(Node):
             [f"transforms[{k}].header.stamp" for k in range(len(pairs))],
         )
         self.tf_poses = np.zeros((len(pairs), 3)), np.zeros((len(pairs), 4))  # origins, [w x y z]
-        # the moving joints' rows of the message: the revolute ones in one vectorised product
-        # (``messages.revolute_quaternions``), the others one at a time
+        # the moving joints' rows of the message: the revolute ones in one product
+        # (``message_kernels.revolute_rows``), the others one at a time (``tf_other``)
         first = len(self.vehicles)
         revolute = [
             (k, i)
@@ -426,41 +427,36 @@ class SimulatorNode(Node):
             if model.joints[i].type in ("revolute", "continuous")
         ]
         self.tf_revolute = (
-            np.array([first + k for k, _ in revolute], dtype=int),
-            np.array([model.idx_q[i] for _, i in revolute], dtype=int),
+            np.array([first + k for k, _ in revolute], dtype=np.int64),
+            np.array([model.idx_q[i] for _, i in revolute], dtype=np.int64),
             np.array([model.joints[i].axis for _, i in revolute], dtype=float).reshape(-1, 3),
             np.array([self.tree_quats[i] for _, i in revolute], dtype=float).reshape(-1, 4),
         )
         done = {i for _, i in revolute}
         self.tf_other = [(first + k, i) for k, i in enumerate(self.moving_joints) if i not in done]
-        self.tf_moving = (
-            np.arange(first, first + len(self.moving_joints)),
-            np.array(self.moving_joints, dtype=int),
+        # the tables of ``message_kernels.tf_numbers``: the free roots whose attitude is their joint's
+        # quaternion alone (a tree quaternion of identity: every object, and the vehicles as
+        # described), the vehicles' origins (the forward pass's), the objects' (q's), the
+        # moving joints' origins and the revolute joints' rotations
+        roots = [io.frames.root for io in self.vehicles]
+        identity = [k for k, i in enumerate(roots) if np.array_equal(self.tree_quats[i], (1, 0, 0, 0))]
+        self.tf_vehicles_general = [k for k in range(len(roots)) if k not in identity]
+        after = first + len(self.moving_joints)  # the objects' rows
+        objects = [(after + k, model.q_slice(vf.root).start) for k, vf in enumerate(self.object_frames)]
+        free = [(k, model.q_slice(roots[k]).start) for k in identity] + objects
+        rows, iq, axes, tree = self.tf_revolute
+
+        def table(entries: list, width: int) -> np.ndarray:
+            return np.array(entries, dtype=np.int64).reshape(-1, width)
+
+        self.tf_tables = (
+            table([(row, s + 3, s + 4, s + 5, s + 6) for row, s in free], 5),
+            table(list(enumerate(roots)), 2),
+            table([(row, s, s + 1, s + 2) for row, s in objects], 4),
+            table([(first + k, i) for k, i in enumerate(self.moving_joints)], 2),
+            (rows, iq, axes, tree, np.zeros(len(rows)), np.zeros((len(rows), 4))),
         )
-        # the free roots whose attitude is their joint's quaternion alone (a tree quaternion of
-        # identity: every object, and the vehicles as described), in one product: their rows,
-        # the indices of their quaternions in q; the vehicles' origins from the forward pass,
-        # the objects' from q
-        identity = [
-            k
-            for k, io in enumerate(self.vehicles)
-            if np.array_equal(self.tree_quats[io.frames.root], (1, 0, 0, 0))
-        ]
-        self.tf_vehicles_general = [k for k in range(len(self.vehicles)) if k not in identity]
-        objects = [model.q_slice(vf.root).start for vf in self.object_frames]
-        starts = [model.q_slice(self.vehicles[k].frames.root).start for k in identity] + objects
-        self.tf_free = (
-            np.array(identity + list(range(first + len(self.moving_joints), len(pairs))), dtype=int),
-            np.array([[s + 3, s + 4, s + 5, s + 6] for s in starts], dtype=int).reshape(-1, 4),
-        )
-        self.tf_vehicle_origins = (
-            np.arange(len(self.vehicles)),
-            np.array([io.frames.root for io in self.vehicles], dtype=int),
-        )
-        self.tf_object_origins = (
-            np.arange(first + len(self.moving_joints), len(pairs)),
-            np.array([[s, s + 1, s + 2] for s in objects], dtype=int).reshape(-1, 3),
-        )
+        self.tf_values = np.zeros(7 * len(pairs))
 
     def _joint_actuators(self) -> JointMotors | JointServos | None:
         """The 1-DOF joints' actuators: a Reach Alpha 5's firmware servos
@@ -965,26 +961,18 @@ class SimulatorNode(Node):
         (into the serialized message, ``_tf_buffers``)."""
         model, data, q = self.sim.model, self.sim.data, self.sim.state.q
         p, quat = self.tf_poses
-        rows, iq = self.tf_free
-        if len(rows):
-            quat[rows] = frames.quats_ned_frd_to_enu_flu(q[iq])
         for k in self.tf_vehicles_general:
             root = self.vehicles[k].frames.root
-            own = messages.joint_quaternion(model, root, q, self.tree_quats[root])
-            quat[k] = frames.quat_ned_frd_to_enu_flu(own)
-        rows, bodies = self.tf_vehicle_origins
-        p[rows] = data.p_world[bodies] @ frames.NED_TO_ENU.T
-        rows, iq = self.tf_object_origins
-        if len(rows):  # a free joint: from q alone
-            p[rows] = q[iq] @ frames.NED_TO_ENU.T
-        rows, iq, axes, tree = self.tf_revolute
-        if len(rows):
-            quat[rows] = messages.revolute_quaternions(tree, axes, q[iq])
+            quat[k] = frames.quat_ned_frd_to_enu_flu(
+                messages.joint_quaternion(model, root, q, self.tree_quats[root])
+            )
         for row, i in self.tf_other:
             quat[row] = messages.joint_quaternion(model, i, q, self.tree_quats[i])
-        rows, bodies = self.tf_moving
-        p[rows] = data.r[bodies]
-        self.tf_pub.publish(self.tf_wire.fill(messages.pose_values(p, quat), stamp.sec, stamp.nanosec))
+        values = self.tf_values
+        tf_numbers(
+            q, data.p_world, data.r, frames.TO_ENU_FLU, frames.NED_TO_ENU, *self.tf_tables, p, quat, values
+        )
+        self.tf_pub.publish(self.tf_wire.fill(values, stamp.sec, stamp.nanosec))
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:

@@ -37,6 +37,7 @@ class VehicleIO:
         self.odom_wire = Serialized(odom, messages.ODOMETRY_FIELDS, ("header.stamp",))
         imu = messages.imu(Time(), vf.flu, rest[3:], still[:3], still[3:])
         self.imu_wire = Serialized(imu, messages.IMU_FIELDS, ("header.stamp",))
+        self.odom_values, self.imu_values = np.zeros(13), np.zeros(10)  # their numbers, every publish
         bank = sim.thrusters
         # this vehicle's thrusters, then those of vehicles bolted into its tree (fixed joints)
         model = sim.model
@@ -191,8 +192,8 @@ class VehicleIO:
         want_odom, want_imu = wanted(self.odom), wanted(self.imu)
         sec, nanosec = stamp.sec, stamp.nanosec
         x = None
-        if truth or want_odom or shim_imu or want_imu:  # the numbers once, for every message
-            x = messages.odometry_values(q, v)
+        if truth or want_odom:  # the numbers once, for the bytes and the shim's messages
+            x = messages.odometry_values(q, v, self.odom_values)
             if want_odom:
                 self.odom.publish(self.odom_wire.fill(x, sec, nanosec))
             if shim_odom:
@@ -200,8 +201,7 @@ class VehicleIO:
                 self.odom_msg = odom
         if shim_imu or want_imu:
             f = specific_force(data, acc, root, sim.env.gravity)
-            assert x is not None
-            xi = messages.imu_values(q[3:7], v[3:], f, x[3:7])
+            xi = messages.imu_values(q[3:7], v[3:], f, self.imu_values)
             if want_imu:
                 self.imu.publish(self.imu_wire.fill(xi, sec, nanosec))
             if shim_imu:

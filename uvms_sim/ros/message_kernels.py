@@ -1,0 +1,119 @@
+"""The numbers of the node's state messages compiled (numba, without the GIL): odometry, IMU
+and every transform of /tf, each message's numbers in one call, in the order its serialized
+bytes take them (``serialized.Serialized``).
+
+At the rates the node publishes when it runs many times faster than real time, the /tf of the
+Heavy with a Reach Alpha 5 cost about 50 small numpy operations a publish, and odometry and
+IMU a dozen each, each operation a few microseconds with the caches cold from the physics.
+The arithmetic is ``frames``' (its compiled ``attitude``, which
+``frames.quat_ned_frd_to_enu_flu`` also calls, with ``frames.TO_ENU_FLU``; ``frames.NED_TO_ENU``
+and ``frames.FLU_TO_FRD``, given as arguments); ``messages.odometry_values``, ``imu_values``,
+``pose_values`` and ``revolute_quaternions`` call the kernels below, so that each law is
+written here once.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ..frames import attitude
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _turn(R, x, y, z, out, o):
+    """out[o : o + 3] = R (x, y, z) for a 3 x 3 R."""
+    for i in range(3):
+        out[o + i] = R[i, 0] * x + R[i, 1] * y + R[i, 2] * z
+
+
+@njit(cache=True, nogil=True)
+def odometry_numbers(q, v, to_enu_flu, ned_to_enu, flu_to_frd, out):
+    """``messages.ODOMETRY_FIELDS``' 13 numbers of a free root's pose q (NED position, FRD-in-NED
+    quaternion) and body velocity v (FRD, linear first): position in ENU, attitude of FLU in
+    ENU (``x y z w``), linear and angular velocity in FLU."""
+    _turn(ned_to_enu, q[0], q[1], q[2], out, 0)
+    w, x, y, z = attitude(to_enu_flu, q[3], q[4], q[5], q[6])
+    out[3], out[4], out[5], out[6] = x, y, z, w
+    _turn(flu_to_frd, v[0], v[1], v[2], out, 7)
+    _turn(flu_to_frd, v[3], v[4], v[5], out, 10)
+
+
+@njit(cache=True, nogil=True)
+def imu_numbers(quat, omega, force, to_enu_flu, flu_to_frd, out):
+    """``messages.IMU_FIELDS``' 10 numbers: the attitude of FLU in ENU (``x y z w``) of the
+    FRD-in-NED quaternion ``quat``, the rate ``omega`` and specific force ``force`` (FRD) in FLU."""
+    w, x, y, z = attitude(to_enu_flu, quat[0], quat[1], quat[2], quat[3])
+    out[0], out[1], out[2], out[3] = x, y, z, w
+    _turn(flu_to_frd, omega[0], omega[1], omega[2], out, 4)
+    _turn(flu_to_frd, force[0], force[1], force[2], out, 7)
+
+
+@njit(cache=True, nogil=True)
+def revolute_rows(tree, axes, angles, out):
+    """Row k of ``out``: tree quaternion k (``[w x y z]``) times the rotation of ``angles[k]``
+    about the unit axis k, the Hamilton product ``(w₁, v₁)(c, s a) = (w₁ c - s v₁·a,
+    w₁ s a + c v₁ + s v₁ × a)`` with ``c, s`` the cosine and sine of half the angle."""
+    for k in range(angles.shape[0]):
+        half = 0.5 * angles[k]
+        c, s = math.cos(half), math.sin(half)
+        w1, x1, y1, z1 = tree[k, 0], tree[k, 1], tree[k, 2], tree[k, 3]
+        x2, y2, z2 = axes[k, 0] * s, axes[k, 1] * s, axes[k, 2] * s
+        out[k, 0] = w1 * c - (x1 * x2 + y1 * y2 + z1 * z2)
+        out[k, 1] = w1 * x2 + c * x1 + (y1 * z2 - z1 * y2)
+        out[k, 2] = w1 * y2 + c * y1 + (z1 * x2 - x1 * z2)
+        out[k, 3] = w1 * z2 + c * z1 + (x1 * y2 - y1 * x2)
+
+
+@njit(cache=True, nogil=True)
+def pose_rows(p, quat, values):
+    """``values`` (n x 7 numbers, flat): each pose as geometry_msgs orders a Transform's
+    numbers, ``x y z`` then ``x y z w`` of its quaternion (``[w x y z]`` rows of ``quat``) with
+    ``w >= 0``."""
+    for k in range(p.shape[0]):
+        o = 7 * k
+        sign = -1.0 if quat[k, 0] < 0.0 else 1.0
+        for a in range(3):
+            values[o + a] = p[k, a]
+            values[o + 3 + a] = sign * quat[k, 1 + a]
+        values[o + 6] = sign * quat[k, 0]
+
+
+@njit(cache=True, nogil=True)
+def tf_numbers(
+    q, p_world, r, to_enu_flu, ned_to_enu, free, vehicles, objects, moving, revolute, p, quat, values
+):
+    """The /tf rows (``node.SimulatorNode._tf_buffers``'s layout) into ``p`` (origins) and
+    ``quat`` (``[w x y z]``), then all of them into ``values`` (``pose_rows``); the rows of
+    none of the tables below (``tf_other``) are the caller's, already in ``quat``. Index
+    tables (int64), a row of the message first in each:
+
+    - ``free`` (n x 5): then the indices in q of a free root's quaternion, whose attitude is
+      the row's (``frames.quat_ned_frd_to_enu_flu``: ``to_enu_flu`` times it normalised);
+    - ``vehicles`` (n x 2): then a body, whose world origin (``p_world``) in ENU is the row's;
+    - ``objects`` (n x 4): then the indices in q of a free root's position, in ENU the row's;
+    - ``moving`` (n x 2): then a body, whose joint origin in its parent (``r``) is the row's;
+    - ``revolute``: ``(rows, iq, axes, tree, angles, turned)``: the rows of the revolute
+      joints, their angles' indices in q, their axes and tree quaternions, and two scratch
+      arrays (``revolute_rows``)."""
+    for k in range(free.shape[0]):
+        row = free[k, 0]
+        w, x, y, z = attitude(to_enu_flu, q[free[k, 1]], q[free[k, 2]], q[free[k, 3]], q[free[k, 4]])
+        quat[row, 0], quat[row, 1], quat[row, 2], quat[row, 3] = w, x, y, z
+    for k in range(vehicles.shape[0]):
+        body = vehicles[k, 1]
+        _turn(ned_to_enu, p_world[body, 0], p_world[body, 1], p_world[body, 2], p[vehicles[k, 0]], 0)
+    for k in range(objects.shape[0]):
+        _turn(ned_to_enu, q[objects[k, 1]], q[objects[k, 2]], q[objects[k, 3]], p[objects[k, 0]], 0)
+    for k in range(moving.shape[0]):
+        for i in range(3):
+            p[moving[k, 0], i] = r[moving[k, 1], i]
+    rows, iq, axes, tree, angles, turned = revolute
+    for k in range(rows.shape[0]):
+        angles[k] = q[iq[k]]
+    revolute_rows(tree, axes, angles, turned)
+    for k in range(rows.shape[0]):
+        for i in range(4):
+            quat[rows[k], i] = turned[k, i]
+    pose_rows(p, quat, values)
