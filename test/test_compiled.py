@@ -549,6 +549,20 @@ def test_the_kernel_cache_follows_every_kernel_source(tmp_path, monkeypatch):
     assert here != compiled.cache_dir([s for s in sources if s != flat])
 
 
+def test_the_message_kernels_cache_follows_frames_too():
+    """The node's message kernels (``ros.message_kernels``) call ``frames.attitude``: their
+    cache is named after a hash of both files, under a name of its own (the physics' older
+    caches are removed by name, not theirs), and numba writes them there."""
+    from uvms_sim import frames
+    from uvms_sim.dynamics import compiled
+    from uvms_sim.ros import message_kernels
+
+    both = [Path(message_kernels.__file__), Path(frames.__file__)]
+    assert message_kernels._CACHE == compiled.cache_dir(both, "message-kernels") != compiled.cache_dir()
+    assert message_kernels._CACHE != compiled.cache_dir(both[:1], "message-kernels")
+    assert message_kernels.odometry_numbers._cache._cache_path.startswith(str(message_kernels._CACHE))
+
+
 _ALLOCATIONS = r"""
 import sys
 import numpy as np

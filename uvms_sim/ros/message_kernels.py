@@ -15,20 +15,41 @@ written here once.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
-from numba import njit
+import numba
 
+from .. import frames
+from ..dynamics.compiled import fresh_cache_dir
 from ..frames import attitude
 
+# Numba keys a cached function on its own file only: these kernels call ``frames.attitude``,
+# so their cache sits in a directory named after a hash of both files (``compiled.cache_dir``)
+_CACHE = fresh_cache_dir([Path(__file__), Path(frames.__file__)], "message-kernels")
 
-@njit(cache=True, nogil=True, inline="always")
+
+def njit(**options):
+    """numba's ``njit(cache=True, nogil=True)`` with its cache in ``_CACHE``."""
+
+    def compile_(function):
+        previous = numba.config.CACHE_DIR
+        numba.config.CACHE_DIR = str(_CACHE)
+        try:
+            return numba.njit(cache=True, nogil=True, **options)(function)
+        finally:
+            numba.config.CACHE_DIR = previous
+
+    return compile_
+
+
+@njit(inline="always")
 def _turn(R, x, y, z, out, o):
     """out[o : o + 3] = R (x, y, z) for a 3 x 3 R."""
     for i in range(3):
         out[o + i] = R[i, 0] * x + R[i, 1] * y + R[i, 2] * z
 
 
-@njit(cache=True, nogil=True)
+@njit()
 def odometry_numbers(q, v, to_enu_flu, ned_to_enu, flu_to_frd, out):
     """``messages.ODOMETRY_FIELDS``' 13 numbers of a free root's pose q (NED position, FRD-in-NED
     quaternion) and body velocity v (FRD, linear first): position in ENU, attitude of FLU in
@@ -40,7 +61,7 @@ def odometry_numbers(q, v, to_enu_flu, ned_to_enu, flu_to_frd, out):
     _turn(flu_to_frd, v[3], v[4], v[5], out, 10)
 
 
-@njit(cache=True, nogil=True)
+@njit()
 def imu_numbers(quat, omega, force, to_enu_flu, flu_to_frd, out):
     """``messages.IMU_FIELDS``' 10 numbers: the attitude of FLU in ENU (``x y z w``) of the
     FRD-in-NED quaternion ``quat``, the rate ``omega`` and specific force ``force`` (FRD) in FLU."""
@@ -50,7 +71,7 @@ def imu_numbers(quat, omega, force, to_enu_flu, flu_to_frd, out):
     _turn(flu_to_frd, force[0], force[1], force[2], out, 7)
 
 
-@njit(cache=True, nogil=True)
+@njit()
 def revolute_rows(tree, axes, angles, out):
     """Row k of ``out``: tree quaternion k (``[w x y z]``) times the rotation of ``angles[k]``
     about the unit axis k, the Hamilton product ``(w₁, v₁)(c, s a) = (w₁ c - s v₁·a,
@@ -66,7 +87,7 @@ def revolute_rows(tree, axes, angles, out):
         out[k, 3] = w1 * z2 + c * z1 + (x1 * y2 - y1 * x2)
 
 
-@njit(cache=True, nogil=True)
+@njit()
 def pose_rows(p, quat, values):
     """``values`` (n x 7 numbers, flat): each pose as geometry_msgs orders a Transform's
     numbers, ``x y z`` then ``x y z w`` of its quaternion (``[w x y z]`` rows of ``quat``) with
@@ -80,7 +101,7 @@ def pose_rows(p, quat, values):
         values[o + 6] = sign * quat[k, 0]
 
 
-@njit(cache=True, nogil=True)
+@njit()
 def tf_numbers(
     q, p_world, r, to_enu_flu, ned_to_enu, free, vehicles, objects, moving, revolute, p, quat, values
 ):

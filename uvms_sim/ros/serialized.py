@@ -93,6 +93,8 @@ class Serialized:
             self._u32, u32_b, [(_uint_sentinel(k, 0), _uint_sentinel(k, 1)) for k in range(ns)]
         )
         self._sec, self._nsec = places[0::2], places[1::2]
+        # one stamp (most messages): written as two scalars, not through index arrays
+        self._stamp = (int(self._sec[0]), int(self._nsec[0])) if len(self.stamps) == 1 else None
         self.check(msg)
 
     def _places(self, a: Array, b: Array, sentinels: list[tuple[float, float]]) -> np.ndarray:
@@ -132,7 +134,11 @@ class Serialized:
     def fill(self, values: Array | Sequence[float], sec: int = 0, nanosec: int = 0) -> bytes:
         """The message's bytes with ``values`` (in the order of ``floats``) and every stamp at
         ``sec``, ``nanosec``."""
-        self._f64[self._fi] = values
-        self._u32[self._sec] = sec
-        self._u32[self._nsec] = nanosec
+        if len(self._fi):
+            self._f64[self._fi] = values
+        if self._stamp is not None:
+            self._u32[self._stamp[0]], self._u32[self._stamp[1]] = sec, nanosec
+        else:
+            self._u32[self._sec] = sec
+            self._u32[self._nsec] = nanosec
         return bytes(self.buffer)

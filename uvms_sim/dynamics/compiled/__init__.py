@@ -42,10 +42,12 @@ import numba
 _HERE = Path(__file__).parent
 
 
-def cache_dir(sources: list[Path] | None = None) -> Path:
-    """Where the kernels are cached: ``kernels-<hash of the sources>`` (this package's files
-    and ``flat.py``) in ``NUMBA_CACHE_DIR`` if set, else in this package's ``__pycache__``, else
-    (an installed package that is not writable) in the user's cache directory."""
+def cache_dir(sources: list[Path] | None = None, name: str = "kernels") -> Path:
+    """Where the kernels are cached: ``<name>-<hash of the sources>`` (by default this
+    package's files and ``flat.py``) in ``NUMBA_CACHE_DIR`` if set, else in this package's
+    ``__pycache__``, else (an installed package that is not writable) in the user's cache
+    directory. (Another module whose kernels call kernels of other files keys its own cache on
+    all of them the same way, under another ``name``: ``ros.message_kernels``.)"""
     sources = sources or sorted([*_HERE.glob("*.py"), _HERE.parent / "flat.py"])
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
     if os.environ.get("NUMBA_CACHE_DIR"):
@@ -54,7 +56,7 @@ def cache_dir(sources: list[Path] | None = None) -> Path:
         base = _HERE / "__pycache__"
     else:
         base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "uvms_sim"
-    return base / f"kernels-{digest}"
+    return base / f"{name}-{digest}"
 
 
 def compiled() -> bool:
@@ -63,15 +65,21 @@ def compiled() -> bool:
     return any(cache_dir().glob("*/entry.step-*.nbi"))
 
 
-def _use_cache_dir() -> str:
-    """Point numba's cache at ``cache_dir()`` while the kernels are defined (numba reads it
-    when a function is decorated); in this package's ``__pycache__``, the caches of older
-    sources are removed. Returns numba's setting, to restore."""
-    here = cache_dir()
+def fresh_cache_dir(sources: list[Path] | None = None, name: str = "kernels") -> Path:
+    """``cache_dir(sources, name)``, with the caches of older sources under the same name
+    removed when it is in this package's ``__pycache__``."""
+    here = cache_dir(sources, name)
     if here.parent == _HERE / "__pycache__":
-        for old in here.parent.glob("kernels-*"):
+        for old in here.parent.glob(f"{name}-*"):
             if old != here:
                 shutil.rmtree(old, ignore_errors=True)
+    return here
+
+
+def _use_cache_dir() -> str:
+    """Point numba's cache at ``fresh_cache_dir()`` while the kernels are defined (numba reads
+    it when a function is decorated). Returns numba's setting, to restore."""
+    here = fresh_cache_dir()
     previous = numba.config.CACHE_DIR  # type: ignore[attr-defined]
     numba.config.CACHE_DIR = str(here)  # type: ignore[attr-defined]
     return previous
@@ -96,4 +104,4 @@ finally:
     numba.config.CACHE_DIR = _previous  # type: ignore[attr-defined]
 
 __all__ = ["SIGNATURES", "aba", "aba_bound", "aba_repeat", "batch_step", "cache_dir", "closed", "compiled",
-           "entry", "pair_rows", "step", "step_joints", "step_many"]  # fmt: skip
+           "entry", "fresh_cache_dir", "pair_rows", "step", "step_joints", "step_many"]  # fmt: skip
