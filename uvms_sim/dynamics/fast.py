@@ -13,6 +13,7 @@ the current is read from the environment at each stage time.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from functools import partial
 
@@ -144,8 +145,9 @@ class FastDynamics:
         (``constraints.JointCoupling``) enforced by the Udwadia-Kalaba
         correction in every evaluation, with Baumgarte gains α, β (1/s)."""
         constraints = list(constraints)
+        # the same objects (asked at every step: compared in C, without a generator)
         same = len(constraints) == len(self.constraints) and all(
-            a is b for a, b in zip(constraints, self.constraints, strict=True)
+            map(operator.is_, constraints, self.constraints)
         )
         if same and (alpha, beta) == self.baumgarte:
             return
