@@ -1,5 +1,6 @@
 """The entry points from Python (``dynamics.fast``): forward dynamics, one step, many steps, a
-batch of copies in parallel, each over the buffers of ``flat.pack``; and their closed dispatch."""
+batch of copies in parallel, each over the buffers of ``flat.pack``, and the last evaluation's
+forward pass exported into a reference ``Data``; and their closed dispatch."""
 
 from __future__ import annotations
 
