@@ -196,7 +196,7 @@ def test_sensor_quantities_equal_the_reference(name):
         out.append(current_accelerations(sim))
     close(out[0][0], out[1][0])
     close(out[0][1], out[1][1])
-    for field in ("E", "r", "X", "R_world", "p_world", "v", "v_rel", "c", "bias"):
+    for field in ("E", "r", "X", "R_world", "p_world", "v", "v_rel", "c", "bias", "a"):
         close(getattr(sims[0].data, field), getattr(sims[1].data, field))
     if sims[0].thrusters is not None:
         close(sims[0].thrusters.thrust, sims[1].thrusters.thrust)

@@ -84,6 +84,88 @@ def pose(x: float, y: float, z: float, frame: str = "odom") -> PoseStamped:
     return out
 
 
+def test_every_tf_row_is_its_bodys_pose_among_objects_and_an_arm():
+    """The grasp scene (the Heavy, the Reach Alpha 5 with its revolute joints, its prismatic
+    push rod and its fingers, ten free objects), paused: every transform of /tf is the pose the
+    reference functions give for the simulator's state (``joint_quaternion`` with ``frames``'
+    conversion for the roots, the placements' joint origins), to 1e-12; ``stamp_at`` gives each
+    instant's stamp whatever it was asked before."""
+    from transforms3d.quaternions import quat2mat
+
+    from uvms_sim import frames
+    from uvms_sim.model.kinematics import placements
+    from uvms_sim.ros import messages
+
+    with simulator(description="bluerov2_heavy_alpha5_grasp", use_sim_time=True, real_time_factor=0.0) as (
+        node,
+        user,
+        executor,
+    ):
+        tf: list[TFMessage] = []
+        user.create_subscription(TFMessage, "/tf", tf.append, 100)
+        assert spin_until(executor, lambda: len(tf) > 2, timeout=60)
+        node.loop.pause(True)
+        spin_until(executor, lambda: False, timeout=0.5)  # a tick under way ends and publishes
+        sim, model = node.sim, node.sim.model
+        q = sim.state.q.copy()  # paused: the state of the last publish
+        stamp = node.stamp_at(sim.state.t)
+
+        def at_stamp():
+            for m in reversed(tf):
+                s = m.transforms[0].header.stamp
+                if (s.sec, s.nanosec) == (stamp.sec, stamp.nanosec):
+                    return m
+            return None
+
+        assert spin_until(executor, lambda: at_stamp() is not None)
+        assert np.array_equal(sim.state.q, q)
+        last = at_stamp()
+        data = model.create_data()
+        placements(model, data, q)
+        tree = messages.tree_quaternions(model)
+        rows = {t.child_frame_id: t.transform for t in last.transforms}
+        objects = {vf.flu: vf.root for vf in node.object_frames}
+        assert len(objects) == 10 and len(rows) == len(node.vehicles) + len(node.moving_joints) + 10
+        checked = set()
+        for io in node.vehicles:
+            root = io.frames.root
+            s = model.q_slice(root).start
+            want = [
+                *(frames.NED_TO_ENU @ data.p_world[root]),
+                *frames.quat_ned_frd_to_enu_flu(q[s + 3 : s + 7]),
+            ]
+            checked.add(io.frames.flu)
+            got = rows[io.frames.flu]
+            assert _pose(got) == pytest.approx(want, abs=1e-12)
+        for name, root in objects.items():
+            s = model.q_slice(root).start
+            want = [*(frames.NED_TO_ENU @ q[s : s + 3]), *frames.quat_ned_frd_to_enu_flu(q[s + 3 : s + 7])]
+            checked.add(name)
+            assert _pose(rows[name]) == pytest.approx(want, abs=1e-12)
+        kinds = set()
+        for i in node.moving_joints:
+            w = messages.joint_quaternion(model, i, q, tree[i])
+            w = w if w[0] >= 0.0 else -w
+            name = node.tf_names[i]
+            checked.add(name)
+            kinds.add(model.joints[i].type)
+            assert _pose(rows[name]) == pytest.approx([*data.r[i], *w], abs=1e-12), name
+            # the rotation is the joint's placement (E is parent -> child)
+            np.testing.assert_allclose(quat2mat(_pose(rows[name])[3:]), data.E[i].T, atol=1e-12)
+        assert checked == set(rows) and {"revolute", "prismatic"} <= kinds
+        # each instant its own stamp, asked in any order (the cache keeps the last one only)
+        for t in (1.25, 2.5, 1.25, 1.25, 3.000000001):
+            ns = round(t * 1e9)
+            got = node.stamp_at(t)
+            assert (got.sec, got.nanosec) == (ns // 1_000_000_000, ns % 1_000_000_000)
+
+
+def _pose(t) -> list[float]:
+    """A Transform's numbers as ``x y z``, then its quaternion ``w x y z``."""
+    r = t.rotation
+    return [t.translation.x, t.translation.y, t.translation.z, r.w, r.x, r.y, r.z]
+
+
 def test_a_spawned_sphere_falls_onto_the_seabed_on_tf_and_is_listed_moved_and_deleted(tmp_path):
     """A 2 kg sphere of 5 cm radius spawned 0.4 m above the seabed (ENU z = -9.55) falls and
     rests with its centre at NED depth 10 - r + (W - B) / k, within 1e-5 m on TF (the contact

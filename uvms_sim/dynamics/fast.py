@@ -188,6 +188,8 @@ class FastDynamics:
         (placements, world poses, velocities, c, biases, body accelerations ``a``) and form each
         body's X from its placement, so that sensors and publishers read it as after the
         reference ``aba`` (one compiled call, ``compiled.entry.export``)."""
+        if len(data.E) != self.model.nbodies:  # the kernel reads W by the bodies of data
+            raise ValueError(f"export: a Data of {len(data.E)} bodies for a model of {self.model.nbodies}")
         call = self._export or self._entry("export")
         call(
             self.W,

@@ -107,7 +107,8 @@ def tf_numbers(
 ):
     """The /tf rows (``node.SimulatorNode._tf_buffers``'s layout) into ``p`` (origins) and
     ``quat`` (``[w x y z]``), then all of them into ``values`` (``pose_rows``); the rows of
-    none of the tables below (``tf_other``) are the caller's, already in ``quat``. Index
+    none of the tables below (``node.TfLayout``'s ``general`` and ``other``, and a prismatic
+    joint's constant rotation) are the caller's, already in ``quat``. Index
     tables (int64), a row of the message first in each:
 
     - ``free`` (n x 5): then the indices in q of a free root's quaternion, whose attitude is

@@ -150,6 +150,7 @@ import signal
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -195,6 +196,25 @@ from .sensor_topics import SensorTopics
 from .serialized import Serialized
 from .vehicle_io import VehicleIO
 from .water_topics import WaterTopics, tether_parameter
+
+
+@dataclass(frozen=True)
+class TfLayout:
+    """The /tf message's tables (``SimulatorNode._tf_buffers``), kept as one object so that a
+    publish reads all of one model's: the model's coordinates and bodies they index, the rows'
+    origins and quaternions, the vehicles whose tree quaternion is not the identity
+    (``general``) and the moving joints neither revolute nor prismatic (``other``, row and
+    body), both done in Python, ``message_kernels.tf_numbers``' tables, and its output."""
+
+    nq: int
+    nbodies: int
+    p: np.ndarray
+    quat: np.ndarray
+    general: list[int]
+    other: list[tuple[int, int]]
+    tables: tuple
+    values: np.ndarray
+
 
 MARKER_WALL_RATE = 30.0  # Hz: markers at most this often in wall-clock time, however fast the simulation runs
 
@@ -401,62 +421,67 @@ class SimulatorNode(Node):
     def _tf_buffers(self) -> None:
         """The joints TF carries (the vehicles' and objects' roots aside) and the /tf message of
         them all, serialized once (``serialized.Serialized``: only poses and stamps change): the
-        vehicles', the moving joints', the objects'."""
+        vehicles', the moving joints', the objects'; with the tables of
+        ``message_kernels.tf_numbers`` (``TfLayout``), all built before any is kept."""
         model = self.sim.model
-        joints = enumerate(model.joints)
-        self.moving_joints = [i for i, j in joints if model.parents[i] >= 0 and j.type != "fixed"]
+        moving = [i for i, j in enumerate(model.joints) if model.parents[i] >= 0 and j.type != "fixed"]
         pairs = [(self.frame_id, io.frames.flu) for io in self.vehicles]
-        pairs += [(self.tf_names[model.parents[i]], self.tf_names[i]) for i in self.moving_joints]
+        pairs += [(self.tf_names[model.parents[i]], self.tf_names[i]) for i in moving]
         pairs += [(self.frame_id, vf.flu) for vf in self.object_frames]
         message = TFMessage(transforms=[TransformStamped() for _ in pairs])
         for t, (parent, child) in zip(message.transforms, pairs, strict=True):
             t.header.frame_id, t.child_frame_id = parent, child
         fields = [f"translation.{a}" for a in "xyz"] + [f"rotation.{a}" for a in "xyzw"]
-        self.tf_wire = Serialized(
+        wire = Serialized(
             message,
             [f"transforms[{k}].transform.{f}" for k in range(len(pairs)) for f in fields],
             [f"transforms[{k}].header.stamp" for k in range(len(pairs))],
         )
-        self.tf_poses = np.zeros((len(pairs), 3)), np.zeros((len(pairs), 4))  # origins, [w x y z]
-        # the moving joints' rows of the message: the revolute ones in one product
-        # (``message_kernels.revolute_rows``), the others one at a time (``tf_other``)
+        p, quat = np.zeros((len(pairs), 3)), np.zeros((len(pairs), 4))  # origins, [w x y z]
+        # the moving joints' rows: the revolute ones in one product (``revolute_rows``), a
+        # prismatic one's rotation (its tree's, constant) set here once, the others one at a
+        # time (``TfLayout.other``)
         first = len(self.vehicles)
-        revolute = [
-            (k, i)
-            for k, i in enumerate(self.moving_joints)
-            if model.joints[i].type in ("revolute", "continuous")
+        kind = {k: model.joints[i].type for k, i in enumerate(moving)}
+        revolute = [(k, i) for k, i in enumerate(moving) if kind[k] in ("revolute", "continuous")]
+        for k, i in enumerate(moving):
+            if kind[k] == "prismatic":
+                quat[first + k] = self.tree_quats[i]
+        other = [
+            (first + k, i)
+            for k, i in enumerate(moving)
+            if kind[k] not in ("revolute", "continuous", "prismatic")
         ]
-        self.tf_revolute = (
-            np.array([first + k for k, _ in revolute], dtype=np.int64),
-            np.array([model.idx_q[i] for _, i in revolute], dtype=np.int64),
-            np.array([model.joints[i].axis for _, i in revolute], dtype=float).reshape(-1, 3),
-            np.array([self.tree_quats[i] for _, i in revolute], dtype=float).reshape(-1, 4),
-        )
-        done = {i for _, i in revolute}
-        self.tf_other = [(first + k, i) for k, i in enumerate(self.moving_joints) if i not in done]
-        # the tables of ``message_kernels.tf_numbers``: the free roots whose attitude is their joint's
-        # quaternion alone (a tree quaternion of identity: every object, and the vehicles as
-        # described), the vehicles' origins (the forward pass's), the objects' (q's), the
-        # moving joints' origins and the revolute joints' rotations
+        # the free roots whose attitude is their joint's quaternion alone (a tree quaternion of
+        # identity: every object, and the vehicles as described), the vehicles' origins (the
+        # forward pass's), the objects' (q's), the moving joints' origins
         roots = [io.frames.root for io in self.vehicles]
         identity = [k for k, i in enumerate(roots) if np.array_equal(self.tree_quats[i], (1, 0, 0, 0))]
-        self.tf_vehicles_general = [k for k in range(len(roots)) if k not in identity]
-        after = first + len(self.moving_joints)  # the objects' rows
+        after = first + len(moving)  # the objects' rows
         objects = [(after + k, model.q_slice(vf.root).start) for k, vf in enumerate(self.object_frames)]
         free = [(k, model.q_slice(roots[k]).start) for k in identity] + objects
-        rows, iq, axes, tree = self.tf_revolute
 
         def table(entries: list, width: int) -> np.ndarray:
             return np.array(entries, dtype=np.int64).reshape(-1, width)
 
-        self.tf_tables = (
+        n = len(revolute)
+        tables = (
             table([(row, s + 3, s + 4, s + 5, s + 6) for row, s in free], 5),
             table(list(enumerate(roots)), 2),
             table([(row, s, s + 1, s + 2) for row, s in objects], 4),
-            table([(first + k, i) for k, i in enumerate(self.moving_joints)], 2),
-            (rows, iq, axes, tree, np.zeros(len(rows)), np.zeros((len(rows), 4))),
+            table([(first + k, i) for k, i in enumerate(moving)], 2),
+            (
+                np.array([first + k for k, _ in revolute], dtype=np.int64),
+                np.array([model.idx_q[i] for _, i in revolute], dtype=np.int64),
+                np.array([model.joints[i].axis for _, i in revolute], dtype=float).reshape(-1, 3),
+                np.array([self.tree_quats[i] for _, i in revolute], dtype=float).reshape(-1, 4),
+                np.zeros(n),
+                np.zeros((n, 4)),
+            ),
         )
-        self.tf_values = np.zeros(7 * len(pairs))
+        general = [k for k in range(len(roots)) if k not in identity]
+        self.moving_joints, self.tf_wire = moving, wire
+        self.tf = TfLayout(model.nq, model.nbodies, p, quat, general, other, tables, np.zeros(7 * len(pairs)))
 
     def _joint_actuators(self) -> JointMotors | JointServos | None:
         """The 1-DOF joints' actuators: a Reach Alpha 5's firmware servos
@@ -960,18 +985,21 @@ class SimulatorNode(Node):
         """/tf: the vehicles' roots in the odometry frame, the moving joints, the free objects
         (into the serialized message, ``_tf_buffers``)."""
         model, data, q = self.sim.model, self.sim.data, self.sim.state.q
-        p, quat = self.tf_poses
-        for k in self.tf_vehicles_general:
+        tf = self.tf
+        if (tf.nq, tf.nbodies) != (len(q), len(data.p_world)):  # the kernel reads unchecked
+            raise RuntimeError(
+                f"/tf tables of {tf.nq} coordinates and {tf.nbodies} bodies, state of {len(q)}"
+            )
+        p, quat = tf.p, tf.quat
+        for k in tf.general:
             root = self.vehicles[k].frames.root
             quat[k] = frames.quat_ned_frd_to_enu_flu(
                 messages.joint_quaternion(model, root, q, self.tree_quats[root])
             )
-        for row, i in self.tf_other:
+        for row, i in tf.other:
             quat[row] = messages.joint_quaternion(model, i, q, self.tree_quats[i])
-        values = self.tf_values
-        tf_numbers(
-            q, data.p_world, data.r, frames.TO_ENU_FLU, frames.NED_TO_ENU, *self.tf_tables, p, quat, values
-        )
+        values = tf.values
+        tf_numbers(q, data.p_world, data.r, frames.TO_ENU_FLU, frames.NED_TO_ENU, *tf.tables, p, quat, values)
         self.tf_pub.publish(self.tf_wire.fill(values, stamp.sec, stamp.nanosec))
 
 
