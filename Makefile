@@ -40,6 +40,7 @@ $(VENV)/.interfaces: $(VENV)/.deps uvms_sim/rosidl_build.py $(wildcard uvms_sim/
 $(VENV)/.package: $(VENV)/.interfaces setup.py setup.cfg
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	$(PY) -m uvms_sim.kernels
+	$(PY) -m uvms_sim.ros.message_kernels
 	touch $@
 
 lint: setup

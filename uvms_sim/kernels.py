@@ -1,6 +1,6 @@
-"""Compile every numba kernel of ``uvms_sim.dynamics.compiled``, the camera's
-(``uvms_sim.sensors.camera_kernels``), ``frames.attitude`` and the node's messages' numbers
-(``uvms_sim.ros.message_kernels``, which imports no ROS) into numba's cache, once per machine: ``python -m
+"""Compile every numba kernel of ``uvms_sim.dynamics.compiled`` and the camera's
+(``uvms_sim.sensors.camera_kernels``) into numba's cache (the node's message kernels:
+``python -m uvms_sim.ros.message_kernels``), once per machine: ``python -m
 uvms_sim.kernels`` (``make setup`` runs it). A later process loads them from the cache in
 about 0.3 s."""
 
@@ -13,10 +13,8 @@ import numpy as np
 from .dynamics.contact import Contacts
 from .dynamics.fast import BatchDynamics, JointTables
 from .dynamics.touch import Touch
-from .frames import quat_ned_frd_to_enu_flu
 from .model import load
 from .model.configs import resolve
-from .ros.message_kernels import imu_numbers, odometry_numbers, tf_numbers
 from .scene import PlaneSeabed, Scene, SceneRays, Shape, Structure
 from .scene.scene import ContactLaw
 from .sensors.camera import Camera, Intrinsics
@@ -47,15 +45,6 @@ def warm_up() -> None:
     camera = Camera(SceneRays(Scene(PlaneSeabed(5.0), (ball,))), Intrinsics.from_fov(8, 6, 1.0), noise=0.01,
                     rng=np.random.default_rng(0))  # fmt: skip
     camera.render(np.eye(3), np.zeros(3))
-    # the node's messages' numbers; /tf's: a free root, its origin, a moving joint's origin, a revolute joint
-    index = lambda *rows: np.array(rows, dtype=np.int64)  # noqa: E731
-    revolute = (index(1), index(0), np.eye(3)[:1], np.eye(4)[:1], np.zeros(1), np.zeros((1, 4)))
-    tables = (index([0, 3, 4, 5, 6]), index([0, 0]), index().reshape(0, 4), index([1, 0]), revolute)
-    q7, p = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]), np.zeros((2, 3))
-    tf_numbers(q7, p, p, np.eye(4), np.eye(3), *tables, np.zeros((2, 3)), np.zeros((2, 4)), np.zeros(14))
-    odometry_numbers(q7, np.zeros(6), np.eye(4), np.eye(3), np.eye(3), np.zeros(13))
-    imu_numbers(q7[3:], np.zeros(3), np.zeros(3), np.eye(4), np.eye(3), np.zeros(10))
-    quat_ned_frd_to_enu_flu(q7[3:])
 
 
 def main() -> None:

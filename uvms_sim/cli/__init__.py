@@ -350,8 +350,10 @@ def _record(args) -> int:
 
 def _kernels(args) -> int:
     from ..kernels import main as compile_kernels
+    from ..ros.message_kernels import warm_up
 
     compile_kernels()
+    warm_up()  # the node's message kernels
     return 0
 
 

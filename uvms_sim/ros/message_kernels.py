@@ -15,9 +15,11 @@ written here once.
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 
 import numba
+import numpy as np
 
 from .. import frames
 from ..dynamics.compiled import fresh_cache_dir
@@ -139,3 +141,24 @@ def tf_numbers(
         for i in range(4):
             quat[rows[k], i] = turned[k, i]
     pose_rows(p, quat, values)
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) every kernel here and ``frames.attitude``: ``python -m
+    uvms_sim.ros.message_kernels`` (``make setup`` and ``uvms-sim kernels`` run it), and the
+    node's physics thread as it starts, so that no thread loads them later (a load makes and
+    drops LLVM objects; in the main thread, a Ctrl-C then would land in their finalisers)."""
+    index = lambda *rows: np.array(rows, dtype=np.int64)  # noqa: E731
+    revolute = (index(1), index(0), np.eye(3)[:1], np.eye(4)[:1], np.zeros(1), np.zeros((1, 4)))
+    tables = (index([0, 3, 4, 5, 6]), index([0, 0]), index().reshape(0, 4), index([1, 0]), revolute)
+    q7, p = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]), np.zeros((2, 3))
+    tf_numbers(q7, p, p, np.eye(4), np.eye(3), *tables, np.zeros((2, 3)), np.zeros((2, 4)), np.zeros(14))
+    odometry_numbers(q7, np.zeros(6), np.eye(4), np.eye(3), np.eye(3), np.zeros(13))
+    imu_numbers(q7[3:], np.zeros(3), np.zeros(3), np.eye(4), np.eye(3), np.zeros(10))
+    frames.quat_ned_frd_to_enu_flu(q7[3:])
+
+
+if __name__ == "__main__":
+    started = time.perf_counter()
+    warm_up()
+    print(f"uvms_sim message kernels ready in {time.perf_counter() - started:.1f} s")

@@ -189,6 +189,7 @@ from ..spatial import Array
 from ..viz.web_front import ServeError
 from . import messages
 from .message_kernels import tf_numbers
+from .message_kernels import warm_up as warm_up_messages
 from .messages import wanted
 from .parameters import PARAMETERS, check_frames, check_parameter
 from .scene import Scene
@@ -824,8 +825,11 @@ class SimulatorNode(Node):
 
     # -- the loop -------------------------------------------------------------------------------
     def run_physics(self) -> None:
-        """The physics thread: ``SimulationLoop.run``, or ``run_lockstep`` with SITL's frames."""
+        """The physics thread: ``SimulationLoop.run``, or ``run_lockstep`` with SITL's frames;
+        first the message kernels and ``frames.attitude`` loaded here (``message_kernels.warm_up``),
+        not in the main thread, where a Ctrl-C would land in the finalisers of a load."""
         try:
+            warm_up_messages()
             if self.sitl is None:
                 self.loop.run(self.stop_event, self.context.ok)
             else:

@@ -32,10 +32,12 @@ class VehicleIO:
         self.odom_msg: Odometry | None = None
         self.imu_msg: Imu | None = None
         # /odom and /imu as serialized once (only the state and stamp change)
+        # (their numbers are Serialized's to set: zeros here, so that the main thread loads no
+        # compiled kernel, ``SimulatorNode.run_physics``)
         rest, still = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]), np.zeros(6)
-        odom = messages.odometry(Time(), node.frame_id, vf.flu, rest, still)
+        odom = messages.odometry(Time(), node.frame_id, vf.flu, rest, still, values=np.zeros(13))
         self.odom_wire = Serialized(odom, messages.ODOMETRY_FIELDS, ("header.stamp",))
-        imu = messages.imu(Time(), vf.flu, rest[3:], still[:3], still[3:])
+        imu = messages.imu(Time(), vf.flu, rest[3:], still[:3], still[3:], values=np.zeros(10))
         self.imu_wire = Serialized(imu, messages.IMU_FIELDS, ("header.stamp",))
         self.odom_values, self.imu_values = np.zeros(13), np.zeros(10)  # their numbers, every publish
         bank = sim.thrusters
