@@ -26,6 +26,7 @@ from ..spatial import Array
 from . import compiled
 from .contact import Contacts
 from .flat import (
+    MIMIC,
     NKF,
     NKI,
     NLF,
@@ -108,6 +109,11 @@ class FastDynamics:
             self.tables, self.CI, self.CF, self.KI, self.KF, model.nq, model.nv, self.wave_rows
         )
         self.W, self.KN, self.fluid, self.WT = views["W"], views["KN"], views["fluid"], views["WT"]
+        # the tables as the kernels read them (BI with the couplings the ABA holds, flat.mimic_groups)
+        self.packed_tables = (views["BF"], views["BI"], views["TF"], views["TI"])
+        # whether the ABA's body accelerations are the constrained ones: no connections, or
+        # couplings that the ABA holds itself (else the correction changes q̈ after them)
+        self.exact_body_accelerations = not len(self.CI) or views["BI"][self.CI[0, 1], MIMIC] >= 0
         # the contact rows live here from now on (the slipping points move in them)
         self.KI, self.KF = views["KI"], views["KF"]
         if self.contacts is not None:
@@ -461,7 +467,7 @@ class BatchDynamics:
         if (fast.env.current_profile is not None or len(fast.WT)) and steps > 1:
             raise ValueError("a time-varying current or waves need one step per call")
         compiled.batch_step(
-            *fast.tables,
+            *fast.packed_tables,
             fast.CI,
             fast.CF,
             fast.KI,

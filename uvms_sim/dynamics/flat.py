@@ -51,9 +51,11 @@ def offsets(*sizes: int) -> tuple[tuple[int, ...], int]:
 # fixed (RIGID: its D⁻¹ is the constant IHI), 1 for a body fixed (through fixed joints) to a free
 # root that is RIGID (FOLDED: its inertia is already in that root's constant), 1 where S is the
 # 6x6 identity (U = Iᴬ, D = Iᴬ), and where S is one axis in one half (a rotation, 3, or a translation,
-# 0), that half's first row (-1 otherwise): both skip products with S's zeros
-(PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG, NHULL, HULL0, RIGID, FOLDED, SID, SAX), NBI = offsets(
-    *[1] * 13
+# 0), that half's first row (-1 otherwise): both skip products with S's zeros; then the joint
+# couplings that the ABA itself holds (``mimic_groups``): for a follower its coupling's row in CI
+# (-1 otherwise), and 1 for a joint that leads such followers
+(PARENT, JTYPE, IQ, IV, JNV, HAS_MA, HAS_DRAG, NHULL, HULL0, RIGID, FOLDED, SID, SAX, MIMIC, LEADS), NBI = (
+    offsets(*[1] * 15)
 )
 # WT columns: a wave component (hydro.waves.WaveField): amplitude, ω, k, cos β, sin β, phase, the
 # water depth (inf: deep water), and in every row the sum of all the amplitudes (the highest
@@ -148,7 +150,7 @@ def flatten(
                  bool(model.M_A[i].any()), model.drag[i] is not None,
                  0 if hull is None else len(hull.columns), hull0, rigid[i] and joint.nv > 0, folded[i],
                  joint.S.shape == (6, 6) and np.array_equal(joint.S, np.eye(6)),
-                 _axis_half(joint.S))  # fmt: skip
+                 _axis_half(joint.S), -1, 0)  # fmt: skip
         if rigid[i] and joint.nv:
             D_inv = np.zeros((6, 6))
             D_inv[: joint.nv, : joint.nv] = np.linalg.inv(joint.S.T @ composite[i] @ joint.S)
@@ -332,4 +334,36 @@ def pack(
     for name, table in (("BF", BF), ("TF", TF), ("CF", CF), ("KF", KF), ("BI", BI), ("TI", TI), ("CI", CI),
                         ("KI", KI), ("WT", WT)):  # fmt: skip
         views[name][...] = table
+    mimic_groups(views["BI"], views["CI"])
     return FB, IB, views
+
+
+def mimic_groups(BI: np.ndarray, CI: np.ndarray) -> bool:
+    """Mark in BI (columns MIMIC, LEADS) the joint couplings that the ABA holds exactly
+    (``compiled.aba.aba_pass``), and say whether it does: when every row of CI is a coupling
+    (parent -1 - leader) of a 1-DOF follower to a 1-DOF sibling that comes before it in the
+    tree's order, each follower in one coupling, leading none, and no leader a follower (the
+    fingers of a gripper on their push rod). Those joints then move as one DOF: a follower's
+    q̈ is its multiplier times its leader's plus the coupling's Baumgarte term, and their
+    parent takes one rank-one update for all of them. Otherwise nothing is marked and every
+    row goes through the Udwadia-Kalaba correction."""
+    BI[:, MIMIC] = -1
+    BI[:, LEADS] = 0
+    followers = [int(f) for f in CI[:, 1]]
+    leaders = [-1 - int(p) for p in CI[:, 0]]
+    ok = len(CI) > 0 and all(lead >= 0 for lead in leaders) and len(set(followers)) == len(followers)
+    for lead, f in zip(leaders, followers, strict=True):
+        ok = (
+            ok
+            and f not in leaders
+            and lead not in followers
+            and lead < f
+            and BI[f, JNV] == 1
+            and BI[lead, JNV] == 1
+            and BI[f, PARENT] == BI[lead, PARENT] >= 0
+        )
+    if ok:
+        for k, (lead, f) in enumerate(zip(leaders, followers, strict=True)):
+            BI[f, MIMIC] = k
+            BI[lead, LEADS] = 1
+    return ok

@@ -21,9 +21,11 @@ def current_accelerations(sim, bodies: Sequence[int] | None = None) -> tuple[Arr
     """``(q̈, body accelerations)`` of a ``Simulator`` at its current state and inputs: one
     forward-dynamics call, which also leaves that state's forward pass (velocities, placements)
     in ``sim.data`` for the other sensors. With ``bodies``, the accelerations of those bodies
-    at least (``body_accelerations``; the compiled path without connections has them all)."""
+    at least (``body_accelerations``; the compiled path without connections, or with couplings
+    that its ABA holds itself, has them all)."""
     qdd = sim.acceleration()
-    if sim.fast_dynamics() is not None and not sim.constraints:  # the compiled ABA left them in data.a
+    fast = sim.fast_dynamics()
+    if fast is not None and fast.exact_body_accelerations:  # the compiled ABA left them in data.a
         return qdd, sim.data.a.copy()
     return qdd, body_accelerations(sim.model, sim.data, qdd, bodies)
 

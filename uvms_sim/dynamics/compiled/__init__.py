@@ -1,9 +1,10 @@
 """Compiled (numba) kernels of the hydrodynamic articulated-body algorithm and the integrators.
 
 The same algorithms as the reference modules, term for term (but for the factor of M in the
-Udwadia-Kalaba correction and the limit impacts: the tree-sparse LTL, ``crba._ltl``, and for
+Udwadia-Kalaba correction and the limit impacts: the tree-sparse LTL, ``crba._ltl``; for
 joint couplings alone no M at all, M⁻¹ Aᵀ from the ABA's articulated quantities,
-``aba._inverse_inertia``; both equal to the reference's Cholesky factor's result to rounding),
+``aba._inverse_inertia``; and a gripper's couplings held inside the ABA itself,
+``aba._coupled_backward``; all equal to the reference's Cholesky factor's result to rounding),
 over the flat tables of
 ``dynamics.flat``, in modules named after the reference modules they mirror:
 

@@ -11,11 +11,14 @@ from ..flat import (
     IHI,
     IV,
     JNV,
+    LEADS,
+    MIMIC,
     PARENT,
     RIGID,
     S_AP,
     S_CL,
     S_CLI,
+    S_F,
     S_IA,
     S_PA,
     S_RHS,
@@ -33,6 +36,7 @@ from ..flat import (
     WUU,
 )
 from .buffers import inlined, kernel
+from .couplings import _coupling_rhs
 from .spatial import _add_congruence, _outward, _xforce_add, _xmotion
 
 
@@ -82,13 +86,77 @@ def _joint_acceleration(row, nv, u, uo, ap, ao, S, out, oo):
         out[oo + c] = s
 
 
+@inlined
+def _coupled_backward(BF, BI, CI, CF, WB, S, q, v, tau, i):
+    """The backward step of body i, a joint of a coupled group (``flat.mimic_groups``: a leader
+    and its followers, 1-DOF siblings sharing one DOF). With q̈_k = m_k q̈_L + β_k (m_L = 1,
+    β_L = 0; β_k the coupling's Baumgarte term) and ĉ_k = c_k + S_k β_k, the leader's joint
+    equation is the virtual work of the group, Σ m_k S_kᵀ f_k = Σ m_k τ_k with
+    f_k = Iᴬ_k (X_k a_λ + ĉ_k + S_k m_k q̈_L) + pᴬ_k, so
+    ``q̈_L = D⁻¹ (ũ - Wᵀ a_λ)`` with ``W = Σ m_k X_kᵀ U_k`` (U_k = Iᴬ_k S_k, in the parent's axes),
+    ``D = Σ m_k² S_kᵀ U_k`` and ``ũ = Σ m_k (τ_k - S_kᵀ pᴬ_k - U_kᵀ ĉ_k)``, and the parent takes
+    ``Σ X_kᵀ Iᴬ_k X_k - W D⁻¹ Wᵀ`` and ``Σ X_kᵀ (pᴬ_k + Iᴬ_k ĉ_k) + W D⁻¹ ũ``: the ABA's own
+    step (McMillan et al. 1996 appendix A.3) with the group's rank-one update in place of each
+    joint's. That is the explicit constraint ``q̈ = G ÿ + g`` (Featherstone 2008 §3.2, eq. 3.20)
+    embedded in the ABA, the group as one generalised joint (Chignoli et al. 2025): the same q̈
+    as the Udwadia-Kalaba correction of the same rows, to rounding. Each member adds its terms
+    into its leader's row (W at WU[0:6], D at WDI, ũ at WUU, zeroed by ``aba_pass``); the
+    leader, last of its group in this pass, updates the parent. A follower keeps β_k at its WUU
+    for the forward pass."""
+    row = WB[i]
+    lam = BI[i, PARENT]
+    g = BI[i, MIMIC]
+    if g >= 0:
+        m = CF[g, 0]
+        lead = WB[-1 - CI[g, 0]]
+        beta = _coupling_rhs(BI, CI, CF, g, q, v)
+        row[WUU] = beta
+    else:
+        m = 1.0
+        lead = row
+        beta = 0.0
+    d = 0.0
+    sp = 0.0
+    for a in range(6):  # U = Iᴬ S (m U at S_F), ĉ = c + S β (at S_AP)
+        s = 0.0
+        for b in range(6):
+            s += row[WIA + 6 * a + b] * BF[i, SM + b]
+        S[S_F + a] = m * s
+        S[S_AP + a] = row[WC + a] + BF[i, SM + a] * beta
+        d += BF[i, SM + a] * s
+        sp += BF[i, SM + a] * row[WPA + a]
+    uc = 0.0
+    for a in range(6):
+        uc += S[S_F + a] * S[S_AP + a]
+        s = row[WPA + a]
+        for b in range(6):
+            s += row[WIA + 6 * a + b] * S[S_AP + b]
+        S[S_PA + a] = s
+    lead[WDI] += m * m * d
+    lead[WUU] += m * (tau[BI[i, IV]] - sp) - uc
+    _xforce_add(WB, i, S, S_F, lead, WU)
+    _add_congruence(WB, i, row, WIA, WB[lam], WIA, S)
+    _xforce_add(WB, i, S, S_PA, WB[lam], WPA)
+    if g < 0:  # the leader, last of its group: the rank-one update of the parent
+        row[WDI] = 1.0 / row[WDI]
+        dinv, uu = row[WDI], row[WUU]
+        P = WB[lam]
+        for a in range(6):
+            wa = row[WU + a] * dinv
+            P[WPA + a] += wa * uu
+            for b in range(6):
+                P[WIA + 6 * a + b] -= wa * row[WU + b]
+
+
 # The joint enters the ABA only through its motion subspace S, read from the table (``flat.SM``,
 # ``Joint.S``): these passes never branch on the joint's type, and nv = 0 (a fixed joint) is the
 # general formula with empty sums (McMillan et al. 1996 appendix A.3, with S as a matrix).
 @kernel
-def aba_pass(BF, BI, WB, S, tau, ddq):
+def aba_pass(BF, BI, CI, CF, WB, S, q, v, tau, ddq):
     """Backward and forward passes of the ABA (dynamics.aba) after ``forward_pass``. A FOLDED
-    body passes only its bias on: its inertia is in its free root's constant, and c = 0 there."""
+    body passes only its bias on: its inertia is in its free root's constant, and c = 0 there.
+    The joints of a coupled group (``flat.mimic_groups``; rows of CI, CF) move as one DOF
+    (``_coupled_backward``); q and v give their couplings' Baumgarte terms."""
     nb = BI.shape[0]
     for i in range(nb):
         row = WB[i]
@@ -96,8 +164,16 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
             row[WPA + a] = row[WBIAS + a]
         for a in range(36):
             row[WIA + a] = BF[i, IH + a]
+        if BI[i, LEADS]:  # the group's sums (``_coupled_backward``)
+            for a in range(6):
+                row[WU + a] = 0.0
+            row[WDI] = 0.0
+            row[WUU] = 0.0
     for i in range(nb - 1, -1, -1):
         row = WB[i]
+        if BI[i, MIMIC] >= 0 or BI[i, LEADS]:
+            _coupled_backward(BF, BI, CI, CF, WB, S, q, v, tau, i)
+            continue
         nv = BI[i, JNV]
         k = BI[i, IV]
         # U = Iᴬ S, u = τ - Sᵀ pᴬ, D⁻¹ = (Sᵀ U)⁻¹ (from the table for a RIGID body)
@@ -193,7 +269,16 @@ def aba_pass(BF, BI, WB, S, tau, ddq):
         _outward(WB, i, lam, WB[lam], WA, row, WC, S, S_AP)
         nv = BI[i, JNV]
         k = BI[i, IV]
-        _joint_acceleration(row, nv, row, WUU, S, S_AP, S, ddq, k)
+        g = BI[i, MIMIC]
+        if g >= 0:  # a follower: q̈ = m q̈_L + β
+            ddq[k] = CF[g, 0] * ddq[BI[-1 - CI[g, 0], IV]] + row[WUU]
+        elif BI[i, LEADS]:  # the group's DOF: q̈_L = D⁻¹ (ũ - Wᵀ a_λ), W in the parent's axes
+            s = row[WUU]
+            for a in range(6):
+                s -= row[WU + a] * WB[lam, WA + a]
+            ddq[k] = row[WDI] * s
+        else:
+            _joint_acceleration(row, nv, row, WUU, S, S_AP, S, ddq, k)
         h = BI[i, SAX]
         if BI[i, SID]:
             for a in range(6):

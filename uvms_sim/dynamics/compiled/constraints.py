@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 
-from ..flat import IQ, IV, JNV, PARENT, S_COL, S_TMP, WC, WPW, WRW, WV
+from ..flat import IV, JNV, MIMIC, PARENT, S_COL, S_TMP, WC, WPW, WRW, WV
 from .aba import _inverse_inertia, aba_pass
 from .buffers import _connection_fields, _flat_part, _part, inlined, kernel
+from .couplings import _coupling_rhs
 from .crba import _crba, _dof_parents, _ltl, _ltl_solve, _ltl_solve_t, _s_column
 from .kinematics import forward_pass
 from .rotations import _mat2quat, _qmult
@@ -19,10 +20,13 @@ from .spatial import _outward, _xmotion
 @inlined
 def _accel(BF, BI, TF, TI, CI, CF, KI, KF, KN, WB, S, CS, thrust, q, v, tau, f_ext, n, fluid, WT, ddq):
     """q̈: forward pass (in the fluid of one stage and the waves WT), ABA, and with rigid
-    connections (rows of CI/CF) the Udwadia-Kalaba correction (``constraints.constrained_aba``)."""
+    connections (rows of CI/CF) the Udwadia-Kalaba correction (``constraints.constrained_aba``).
+    Joint couplings that ``flat.mimic_groups`` marked are held by the ABA itself, exactly: the
+    correction then has nothing left to do (it would find the same q̈, the unique minimiser of
+    Gauss's principle under the same rows)."""
     forward_pass(BF, BI, TF, TI, KI, KF, KN, WB, S, thrust, q, v, f_ext, n, fluid, WT)
-    aba_pass(BF, BI, WB, S, tau, ddq)
-    if CI.shape[0]:
+    aba_pass(BF, BI, CI, CF, WB, S, q, v, tau, ddq)
+    if CI.shape[0] and BI[CI[0, 1], MIMIC] < 0:  # rows the ABA has not held itself (flat.mimic_groups)
         couplings = _couplings_only(BI, CI)
         _constraint_rows(BF, BI, CI, CF, WB, S, CS, q, v, ddq.shape[0], couplings)
         if couplings:
@@ -107,17 +111,14 @@ def _constraint_rows(BF, BI, CI, CF, WB, S, CS, q, v, nv, couplings):
     for k in range(nc):
         p, c = CI[k, 0], CI[k, 1]
         if p < 0:  # a joint coupling
-            lead = -1 - p
-            mult, alpha, beta = CF[k, 0], CF[k, 12], CF[k, 13]
+            lead, mult = -1 - p, CF[k, 0]
             for a in range(6):
                 b[6 * k + a] = 0.0
                 for col in range(nv):
                     A[6 * k + a, col] = 0.0
-            fv, lv = BI[c, IV], BI[lead, IV]
-            A[6 * k, fv] = 1.0
-            A[6 * k, lv] -= mult
-            e = q[BI[c, IQ]] - mult * q[BI[lead, IQ]] - CF[k, 1]
-            b[6 * k] = -2.0 * alpha * (v[fv] - mult * v[lv]) - beta * beta * e
+            A[6 * k, BI[c, IV]] = 1.0
+            A[6 * k, BI[lead, IV]] -= mult
+            b[6 * k] = _coupling_rhs(BI, CI, CF, k, q, v)
             continue
         E = CF[k, 0:9].reshape((3, 3))
         r = CF[k, 9:12]
