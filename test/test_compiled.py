@@ -775,9 +775,12 @@ def test_the_inverse_inertia_from_the_articulated_bodies_is_the_jsims_inverse():
 
 
 def test_couplings_alone_take_the_correction_without_m():
-    """``constraints._couplings_only``: the Alpha 5's finger couplings take the path through
-    ``aba._inverse_inertia``; a connection among them, a follower in two couplings or a
-    follower that leads another coupling (A could lose rank) take the general one."""
+    """``constraints._couplings_only``: couplings alone (the Alpha 5's fingers, when the ABA
+    does not hold them itself) take the path through ``aba._inverse_inertia``; a connection
+    among them, a follower in two couplings or a follower that leads another coupling (A could
+    lose rank) take the general one. ``flat.mimic_groups`` holds them in the ABA only as
+    siblings after their leader: not with a connection among them, a follower twice, a chain,
+    a follower elsewhere in the tree (the wrist) or before its leader."""
     from numba import njit
 
     from uvms_sim.dynamics import flat
@@ -800,6 +803,15 @@ def test_couplings_alone_take_the_correction_without_m():
     chained[1, 0] = -1 - CI[0, 1]  # the second finger follows the first
     for rows in (connection, twice, chained):
         assert not _couplings_only(BI, rows)
+    assert flat.mimic_groups(BI.copy(), CI)
+    elsewhere = CI.copy()
+    elsewhere[1, 1] = system.model.body_index("alpha_5_m1_link")  # not a sibling of the push rod
+    before = CI[:1].copy()  # the push rod following a finger: siblings, the follower first
+    before[0] = (-1 - CI[0, 1], -1 - CI[0, 0])
+    for rows in (connection, twice, chained, elsewhere, before):
+        marked = BI.copy()
+        assert not flat.mimic_groups(marked, rows)
+        assert (marked[:, flat.MIMIC] == -1).all() and not marked[:, flat.LEADS].any()
 
 
 def test_the_limit_impulse_factorises_with_the_tree_only_where_couplings_keep_it():
