@@ -278,9 +278,10 @@ def test_rigid_connections_equal_the_reference(tmp_path, case):
 
 
 def test_joint_couplings_equal_the_reference():
-    """The Alpha 5's fingers on its push rod (mimic joints: one joint-space row each, laid out
-    as a connection's six with five zero), compiled, equal the reference over 1 s with the
-    arm's joints driven, started 1 mrad off the couplings so that the Baumgarte terms act."""
+    """The Alpha 5's fingers on its push rod (mimic joints), compiled (held by the ABA itself,
+    ``flat.mimic_groups``), equal the reference (one joint-space row each and the
+    Udwadia-Kalaba correction) over 1 s with the arm's joints driven, started 1 mrad off the
+    couplings so that the Baumgarte terms act."""
     from uvms_sim.model.configs import resolve
 
     system = load(resolve("alpha5"))
@@ -319,9 +320,10 @@ def test_the_aba_holds_a_grippers_couplings_as_the_correction_does():
     fingers' too: 1e-12 relative to the largest (``close``; measured 7e-16 and 4e-15: the
     algorithms round differently, and the reference solves with an M of condition number up
     to 1e5 here). The body accelerations the ABA leaves are then the constrained ones (the
-    sensors read them)."""
+    sensors read them). With a rigid connection among the rows, nothing is held and every row
+    goes through the correction (1e-10, the connections' tolerance in this file)."""
     from uvms_sim.dynamics import flat
-    from uvms_sim.dynamics.constraints import constrained_aba
+    from uvms_sim.dynamics.constraints import RigidConstraint, constrained_aba
     from uvms_sim.dynamics.kinematics import body_accelerations
     from uvms_sim.model.configs import resolve
 
@@ -351,6 +353,14 @@ def test_the_aba_holds_a_grippers_couplings_as_the_correction_does():
             close(corrected, want, 1e-12)  # 4e-15
             follower, lead = model.idx_v[constraints[0].child], model.idx_v[constraints[0].parent]
             assert abs(held[follower] - 51.0 * held[lead]) > 1.0  # the Baumgarte terms act
+        if name.endswith("grasp"):  # a connection among them: every row goes to the correction
+            towed = [
+                *constraints,
+                RigidConstraint("tow", 0, model.body_index("can"), np.eye(3), np.r_[0.5, 0, 0.3]),
+            ]
+            fast.set_constraints(towed)
+            assert not fast.exact_body_accelerations and (fast.packed_tables[1][:, flat.MIMIC] == -1).all()
+            close(fast.aba(q, v, tau), constrained_aba(model, model.create_data(), q, v, tau, towed, env))
 
 
 def test_contacts_equal_the_reference(tmp_path):
@@ -733,9 +743,9 @@ def test_the_inverse_inertia_from_the_articulated_bodies_is_the_jsims_inverse():
     against solving with M from the CRBA (the independent algorithm), for random joint forces
     on random trees with every joint type and added mass, and on the Heavy with the Alpha 5
     (a free root with an arm): 1e-10 relative, the rounding of solving with an M whose
-    condition number reaches 1e5 here. (The correction it serves is compared with the
-    reference through the Alpha 5 alone, ``test_joint_couplings_equal_the_reference``, and on
-    the Heavy with the servos, ``test_arm_servo``'s compiled-against-Python test.)"""
+    condition number reaches 1e5 here. (The correction it serves, for couplings the ABA does
+    not hold itself, is compared with the reference on the Alpha 5's buffers with the marks
+    cleared, ``test_the_aba_holds_a_grippers_couplings_as_the_correction_does``.)"""
     from numba import njit
     from random_models import random_tree
 

@@ -722,8 +722,8 @@ class Simulator:
 
     def acceleration(self) -> Array:
         """q̈ at the current state and inputs; ``data`` then holds that state's forward pass
-        (and, compiled without connections, the body accelerations in ``data.a``:
-        ``FastDynamics.exact_body_accelerations``)."""
+        (and, on the compiled path without connections or with couplings its ABA holds, the
+        body accelerations in ``data.a``: ``FastDynamics.exact_body_accelerations``)."""
         s = self.state
         fast = self.fast_dynamics()
         if fast is None:

@@ -301,7 +301,10 @@ def _inverse_inertia(BF, BI, WB, S, x, y, PB, AB):
     ``aba_pass`` left in WB (Featherstone 2008 §7.3: the articulated inertias depend on q alone,
     so M⁻¹ x is the ABA's bias and acceleration passes again with no velocity, no gravity and
     no external force: ``pᵃ = pᴬ + U D⁻¹ u``, ``u = x - Sᵀ pᴬ``, then ``q̈ = D⁻¹ (u - Uᵀ X a_λ)``).
-    PB, AB (nb x 6): the bodies' forces and accelerations of this problem. O(nb) a call."""
+    PB, AB (nb x 6): the bodies' forces and accelerations of this problem. O(nb) a call. Only
+    after an ``aba_pass`` that held no coupled group (``flat.mimic_groups`` marked none, which
+    is when ``_accel`` calls it): a group's leader keeps the group's W, D⁻¹ and ũ in those
+    fields instead, in its parent's axes, and its followers none."""
     nb = BI.shape[0]
     for i in range(nb):
         for a in range(6):
