@@ -338,8 +338,14 @@ def test_the_node_publishes_noisy_sensors_at_exact_rates_beside_the_ground_truth
     physics in simulated time: every sensors/imu stamp is 10 ms after the previous one (to the
     nanosecond), the DVL reports its velocity with covariance and the seabed's altitude (20 m
     seabed, 2 m deep: 17.86 m at the DVL), the altimeter 17.9 m, and the ground-truth imu
-    topic keeps no noise (its covariance stays the ground truth's)."""
+    topic keeps no noise (its covariance stays the ground truth's). The Heavy sinks about 26
+    mm/s and the node runs as fast as it can, so the altitudes are compared at the depth the
+    ground-truth odometry gives at their own stamps."""
     from geometry_msgs.msg import TwistWithCovarianceStamped
+    from nav_msgs.msg import Odometry
+
+    def ns(m) -> int:
+        return m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
 
     with simulator(description="bluerov2_heavy", use_sim_time=True, real_time_factor=0.0, physics_rate=1000.0,
                    ardusub_frame="none") as (_sim, user, executor):  # fmt: skip
@@ -357,16 +363,28 @@ def test_the_node_publishes_noisy_sensors_at_exact_rates_beside_the_ground_truth
         user.create_subscription(Range, "sensors/dvl/altitude", lambda m: got.__setitem__("alt", m), 10)
         user.create_subscription(Range, "sensors/altimeter", lambda m: got.__setitem__("ping", m), 10)
         user.create_subscription(Imu, "imu", lambda m: got.__setitem__("truth", m), 10)
-        assert spin_until(
-            executor, lambda: len(stamps) > 300 and {"dvl", "alt", "ping", "truth"} <= set(got), timeout=30
+        depth: dict[int, float] = {}  # ground truth, by stamp (odometry is ENU: z up)
+        user.create_subscription(
+            Odometry, "odom", lambda m: depth.__setitem__(ns(m), -m.pose.pose.position.z), 1000
         )
+
+        def done() -> bool:
+            return (
+                len(stamps) > 300
+                and {"dvl", "alt", "ping", "truth"} <= set(got)
+                and ns(got["alt"]) in depth
+                and ns(got["ping"]) in depth
+            )
+
+        assert spin_until(executor, done, timeout=30)
         steps = np.diff(np.array(stamps))
         assert (
             np.all(steps % 10_000_000 == 0) and np.median(steps) == 10_000_000
         )  # a lost message leaves a gap of 20 ms
         assert got["dvl"].twist.covariance[0] > 0 and got["dvl"].header.frame_id == "dvl"
-        assert got["alt"].range == pytest.approx(20.0 - 2.14, abs=0.1)
-        assert got["ping"].range == pytest.approx(17.9, abs=0.3)
+        sunk = depth[ns(got["alt"])] - 2.0, depth[ns(got["ping"])] - 2.0
+        assert got["alt"].range == pytest.approx(20.0 - 2.14 - sunk[0], abs=0.1)
+        assert got["ping"].range == pytest.approx(17.9 - sunk[1], abs=0.3)
         assert got["truth"].angular_velocity_covariance[0] < 1e-9
 
 
