@@ -16,7 +16,7 @@ from ros_helpers import ros_context, spin_until
 from rosgraph_msgs.msg import Clock
 from tf2_msgs.msg import TFMessage
 
-from uvms_sim.ros import messages
+from uvms_sim.ros import message_kernels, messages
 from uvms_sim.ros.serialized import Serialized, _uint_sentinel, get_field, set_field
 
 FIELDS = [f"translation.{a}" for a in "xyz"] + [f"rotation.{a}" for a in "xyzw"]
@@ -139,17 +139,19 @@ def test_odometry_and_imu_numbers_are_the_rotation_matrices_products():
         )  # one law
 
 
-def test_pose_values_keep_w_non_negative_as_transform_does():
+def test_pose_rows_keep_w_non_negative_as_transform_does():
     p = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     quat = np.array([[-0.5, 0.5, -0.5, 0.5], [0.0, 0.0, 0.6, 0.8]])
-    rows = messages.pose_values(p, quat).reshape(2, 7)
+    rows = np.empty(14)
+    message_kernels.pose_rows(p, quat, rows)
+    rows = rows.reshape(2, 7)
     for row, pk, qk in zip(rows, p, quat, strict=True):
         t = messages.transform(Time(), "a", "b", None, pk, qk).transform
         r = t.rotation
         assert row.tolist() == [t.translation.x, t.translation.y, t.translation.z, r.x, r.y, r.z, r.w]
 
 
-def test_revolute_quaternions_are_each_joints_quaternion():
+def test_revolute_rows_are_each_joints_quaternion():
     """The /tf rows of an arm's revolute joints, computed at once, are ``joint_quaternion``'s
     for each joint (the Heavy with the Reach Alpha 5, angles over several turns of both signs;
     1e-15: a few roundings of products of unit numbers)."""
@@ -165,8 +167,9 @@ def test_revolute_quaternions_are_each_joints_quaternion():
         iq = np.array([model.idx_q[i] for i in joints])
         q = np.array(model.neutral(), dtype=float)
         q[iq] = rng.uniform(-20.0, 20.0, len(joints))
-        got = messages.revolute_quaternions(
-            np.array([tree[i] for i in joints]), np.array([model.joints[i].axis for i in joints]), q[iq]
+        got = np.empty((len(joints), 4))
+        message_kernels.revolute_rows(
+            np.array([tree[i] for i in joints]), np.array([model.joints[i].axis for i in joints]), q[iq], got
         )
         want = np.array([messages.joint_quaternion(model, i, q, tree[i]) for i in joints])
         np.testing.assert_allclose(got, want, rtol=0.0, atol=1e-15)

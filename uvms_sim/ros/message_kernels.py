@@ -7,9 +7,8 @@ Heavy with a Reach Alpha 5 cost about 50 small numpy operations a publish, and o
 IMU a dozen each, each operation a few microseconds with the caches cold from the physics.
 The arithmetic is ``frames``' (its compiled ``attitude``, which
 ``frames.quat_ned_frd_to_enu_flu`` also calls, with ``frames.TO_ENU_FLU``; ``frames.NED_TO_ENU``
-and ``frames.FLU_TO_FRD``, given as arguments); ``messages.odometry_values``, ``imu_values``,
-``pose_values`` and ``revolute_quaternions`` call the kernels below, so that each law is
-written here once.
+and ``frames.FLU_TO_FRD``, given as arguments); ``messages.odometry_values`` and
+``imu_values`` call the kernels below, so that each law is written here once.
 """
 
 from __future__ import annotations
@@ -113,23 +112,26 @@ def tf_numbers(
     joint's constant rotation) are the caller's, already in ``quat``. Index
     tables (int64), a row of the message first in each:
 
-    - ``free`` (n x 5): then the indices in q of a free root's quaternion, whose attitude is
-      the row's (``frames.quat_ned_frd_to_enu_flu``: ``to_enu_flu`` times it normalised);
+    - ``free`` (n x 2): then a free root's first index s in q; the attitude of its quaternion
+      ``q[s+3 : s+7]`` is the row's (``frames.quat_ned_frd_to_enu_flu``: ``to_enu_flu`` times
+      it normalised);
     - ``vehicles`` (n x 2): then a body, whose world origin (``p_world``) in ENU is the row's;
-    - ``objects`` (n x 4): then the indices in q of a free root's position, in ENU the row's;
+    - ``objects`` (n x 2): then a free root's first index s in q; its position ``q[s : s+3]``
+      in ENU is the row's;
     - ``moving`` (n x 2): then a body, whose joint origin in its parent (``r``) is the row's;
     - ``revolute``: ``(rows, iq, axes, tree, angles, turned)``: the rows of the revolute
       joints, their angles' indices in q, their axes and tree quaternions, and two scratch
       arrays (``revolute_rows``)."""
     for k in range(free.shape[0]):
-        row = free[k, 0]
-        w, x, y, z = attitude(to_enu_flu, q[free[k, 1]], q[free[k, 2]], q[free[k, 3]], q[free[k, 4]])
+        row, s = free[k, 0], free[k, 1]
+        w, x, y, z = attitude(to_enu_flu, q[s + 3], q[s + 4], q[s + 5], q[s + 6])
         quat[row, 0], quat[row, 1], quat[row, 2], quat[row, 3] = w, x, y, z
     for k in range(vehicles.shape[0]):
         body = vehicles[k, 1]
         _turn(ned_to_enu, p_world[body, 0], p_world[body, 1], p_world[body, 2], p[vehicles[k, 0]], 0)
     for k in range(objects.shape[0]):
-        _turn(ned_to_enu, q[objects[k, 1]], q[objects[k, 2]], q[objects[k, 3]], p[objects[k, 0]], 0)
+        s = objects[k, 1]
+        _turn(ned_to_enu, q[s], q[s + 1], q[s + 2], p[objects[k, 0]], 0)
     for k in range(moving.shape[0]):
         for i in range(3):
             p[moving[k, 0], i] = r[moving[k, 1], i]
@@ -150,7 +152,7 @@ def warm_up() -> None:
     drops LLVM objects; in the main thread, a Ctrl-C then would land in their finalisers)."""
     index = lambda *rows: np.array(rows, dtype=np.int64)  # noqa: E731
     revolute = (index(1), index(0), np.eye(3)[:1], np.eye(4)[:1], np.zeros(1), np.zeros((1, 4)))
-    tables = (index([0, 3, 4, 5, 6]), index([0, 0]), index().reshape(0, 4), index([1, 0]), revolute)
+    tables = (index([0, 0]), index([0, 0]), index().reshape(0, 2), index([1, 0]), revolute)
     q7, p = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]), np.zeros((2, 3))
     tf_numbers(q7, p, p, np.eye(4), np.eye(3), *tables, np.zeros((2, 3)), np.zeros((2, 4)), np.zeros(14))
     odometry_numbers(q7, np.zeros(6), np.eye(4), np.eye(3), np.eye(3), np.zeros(13))

@@ -70,17 +70,6 @@ def transform(
     return t
 
 
-def pose_values(p: Array, quat: Array) -> Array:
-    """Poses (origins ``p``, n x 3; quaternions ``[w x y z]``, n x 4) as geometry_msgs orders a
-    Transform's numbers, a row each: ``x y z``, then ``x y z w`` with ``w >= 0`` (as
-    ``transform``; ``message_kernels.pose_rows``)."""
-    out = np.empty(7 * len(p))
-    message_kernels.pose_rows(
-        np.ascontiguousarray(p, dtype=float), np.ascontiguousarray(quat, dtype=float), out
-    )
-    return out
-
-
 def tree_quaternions(model) -> list[Array]:
     """Per body, the quaternion of its joint frame in its parent (``E_Tᵀ``), computed once."""
     return [mat2quat(np.asarray(model.tree[i][0]).T) for i in range(model.nbodies)]
@@ -106,19 +95,6 @@ def pose_numbers(pose) -> Array:
     """A geometry_msgs Pose's numbers in ``POSE_FIELDS``'s order."""
     p, o = pose.position, pose.orientation
     return np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
-
-
-def revolute_quaternions(tree: Array, axes: Array, angles: Array) -> Array:
-    """``joint_quaternion`` of n revolute joints at once: each tree quaternion (a row of
-    ``tree``, n x 4, ``[w x y z]``) times the rotation of its angle about its unit axis (rows of
-    ``axes``; ``message_kernels.revolute_rows``: the /tf of an arm's joints at every publish, without
-    a Python call per joint)."""
-    tree = np.ascontiguousarray(tree, dtype=float)
-    out = np.empty_like(tree)
-    message_kernels.revolute_rows(
-        tree, np.ascontiguousarray(axes, dtype=float), np.ascontiguousarray(angles, dtype=float), out
-    )
-    return out
 
 
 POSE_FIELDS = (*(f"position.{a}" for a in "xyz"), *(f"orientation.{a}" for a in "xyzw"))

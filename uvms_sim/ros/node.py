@@ -217,6 +217,12 @@ class TfLayout:
     values: np.ndarray
 
 
+def stamp_parts(t: float) -> tuple[int, int]:
+    """``(sec, nanosec)`` of simulated time t (s), rounded to the nanosecond: every stamp, the
+    controllers' clock and /clock split it so."""
+    return divmod(round(t * 1e9), 1_000_000_000)
+
+
 MARKER_WALL_RATE = 30.0  # Hz: markers at most this often in wall-clock time, however fast the simulation runs
 
 
@@ -467,9 +473,9 @@ class SimulatorNode(Node):
 
         n = len(revolute)
         tables = (
-            table([(row, s + 3, s + 4, s + 5, s + 6) for row, s in free], 5),
+            table(free, 2),
             table(list(enumerate(roots)), 2),
-            table([(row, s, s + 1, s + 2) for row, s in objects], 4),
+            table(objects, 2),
             table([(first + k, i) for k, i in enumerate(moving)], 2),
             (
                 np.array([first + k for k, _ in revolute], dtype=np.int64),
@@ -610,7 +616,7 @@ class SimulatorNode(Node):
         """The controllers' clock (s): the node's ROS time, as a controller manager's (with
         ``use_sim_time``, the stamp's seconds and nanoseconds summed as from ``stamp``)."""
         if self.sim_time:
-            sec, nanosec = divmod(round(self.sim.state.t * 1e9), 1_000_000_000)
+            sec, nanosec = stamp_parts(self.sim.state.t)
             return sec + 1e-9 * nanosec
         stamp = self.stamp()
         return stamp.sec + 1e-9 * stamp.nanosec
@@ -624,8 +630,8 @@ class SimulatorNode(Node):
             cached = self._stamp  # (t, its stamp): a publish period asks for the same one often
             if cached[0] == t:
                 return cached[1]
-            ns = round(t * 1e9)
-            stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+            sec, nanosec = stamp_parts(t)
+            stamp = Time(sec=sec, nanosec=nanosec)
             self._stamp = (t, stamp)  # one assignment: another thread sees the old pair or the new
             return stamp
         return self.get_clock().now().to_msg()
@@ -926,10 +932,11 @@ class SimulatorNode(Node):
     def publish_clock(self) -> None:
         if self.clock_pub is None:
             return
-        ns = round(self.sim.state.t * 1e9)
-        self.clock_pub.publish(self.clock_wire.fill((), *divmod(ns, 1_000_000_000)))
+        sec, nanosec = stamp_parts(self.sim.state.t)
+        self.clock_pub.publish(self.clock_wire.fill((), sec, nanosec))
         clock = self.get_clock()
         if isinstance(clock, ROSClock):  # this node's own time follows the /clock it publishes
+            ns = sec * 1_000_000_000 + nanosec  # (an int: rclpy's seconds go through a float)
             clock.set_ros_time_override(RclpyTime(nanoseconds=ns, clock_type=clock.clock_type))
 
     def publish_static(self) -> None:
